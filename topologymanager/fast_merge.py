@@ -1,0 +1,220 @@
+"""The hint merge without the cross product: kubelet's answer in milliseconds.
+
+kubelet merges hints by walking every combination of one hint per list (the cross
+product) and folding the merged candidates with `compare`. With 8 NUMA nodes and
+four lists of 255 hints that is 4.2 billion combinations. This module gives the
+same answer by reasoning about *which masks can come out*, never about the
+combinations themselves.
+
+The story in three observations.
+
+1. **A preferred candidate always wins over a non-preferred one**, in both
+   directions of `compare`, and preferred candidates are folded with "fitter",
+   which keeps the smaller mask in one total order: fewer nodes, then (with
+   prefer-closest) the lower average distance, then the lower numeric value. So if
+   any combination is preferred, the answer is the smallest preferred mask. A
+   combination is preferred only if every hint in it is preferred and every non-nil
+   affinity is the same mask M, so the preferred candidates are just the masks M
+   that every list offers as a preferred hint (or where the list offers a preferred
+   "any node" hint), ANDed with the machine's nodes. That takes one pass over the
+   hints.
+
+2. **Among non-preferred candidates the fold does not depend on their order.**
+   Let B be `BestNonPreferredAffinityCount` (the widest of the lists' narrowest
+   hints). Walking through `compare`'s non-preferred rules:
+
+   * the first candidate with exactly B nodes is always taken, and afterwards only a
+     fitter B-node candidate replaces it: if any B-node mask comes out, the answer is
+     the fitter-smallest B-node mask;
+   * otherwise, the first candidate with fewer than B nodes is always taken (it is
+     narrower than anything above B); from then on the best only climbs to more
+     nodes while staying below B, and ties go to the fitter: the answer is the
+     fitter-smallest mask among those with the most nodes below B;
+   * otherwise every candidate has more than B nodes and fitter keeps the smallest.
+
+   So the answer depends only on the *set* of masks the combinations produce.
+   The differential test against `reference_merge` checks this on thousands of
+   random inputs.
+
+3. **The set of produced masks can be counted without enumerating.** For a mask t
+   of the machine's nodes, let f_i(t) be how many hints of list i contain t (a nil
+   affinity contains everything). The number of combinations whose AND contains t
+   is the product of the f_i(t); the number whose AND is *exactly* t follows by
+   inclusion-exclusion over the supersets of t. Both steps are the classic
+   "sum over supersets" transform and its inverse, each costing n * 2^n additions
+   for n NUMA nodes: 8 * 256 = 2,048 per list on an 8-node machine, whatever the
+   list lengths.
+
+Cost: O(sum of list lengths * n) to read the hints, plus O(k * n * 2^n) for k
+lists. 8 nodes: well under a millisecond per list. 16 nodes: about a million
+additions per list (tens of milliseconds); kubelet's cross product is out of reach
+there. Worked example (2 nodes, default mask 0b11):
+
+    lists [{0}np, {1}np] and [{0,1}np]          B = max(1, 2) = 2
+    combinations: {0}&{0,1} = {0}, {1}&{0,1} = {1}   -> produced masks {0}, {1}
+    no 2-node mask comes out; the most nodes below 2 is 1; fitter-smallest is {0}
+    -> TopologyHint({0}, preferred=False), as kubelet's loop returns.
+"""
+from __future__ import annotations
+
+from operator import add, sub
+from typing import Optional, Sequence
+
+from .hint import TopologyHint
+from .merge import max_of_min_affinity_counts
+from .numa_info import NUMAInfo
+from .policy import POLICY_SINGLE_NUMA_NODE
+
+
+def fast_merge_hints(
+    numa_info: NUMAInfo,
+    hint_lists: Sequence[Sequence[TopologyHint]],
+    policy_name: str,
+    prefer_closest: bool,
+) -> TopologyHint:
+    """kubelet's HintMerger.Merge result for filtered hint lists, without the cross product.
+
+    Same signature and result as `reference_merge.reference_merge_hints`.
+    """
+    default = numa_info.default_affinity_mask()
+    if any(len(hints) == 0 for hints in hint_lists):
+        return TopologyHint(default, False)  # no combination at all
+
+    uses_distance = prefer_closest and policy_name != POLICY_SINGLE_NUMA_NODE
+
+    def fitter_key(mask: int) -> tuple:
+        """Smaller is fitter: fewer nodes, then lower average distance, then lower value."""
+        distance = numa_info.calculate_average_for(mask) if uses_distance else 0.0
+        return (mask.bit_count(), distance, mask)
+
+    preferred = preferred_candidates(default, hint_lists)
+    if preferred:
+        return TopologyHint(min(preferred, key=fitter_key), True)
+
+    produced = produced_masks(numa_info.nodes, default, hint_lists)
+    if not produced:
+        return TopologyHint(default, False)
+    best = best_non_preferred(produced, max_of_min_affinity_counts(hint_lists), fitter_key)
+    return TopologyHint(best, False)
+
+
+def preferred_candidates(default: int, hint_lists: Sequence[Sequence[TopologyHint]]) -> set[int]:
+    """The non-empty merged masks of every preferred combination.
+
+    A combination is preferred when all its hints are preferred and all its non-nil
+    affinities equal one mask M; its merged mask is then `default & M` (or `default`
+    when every hint chosen is nil).
+    """
+    offered: list[set[int]] = []  # per list: raw masks of its preferred non-nil hints
+    any_node: list[bool] = []  # per list: has a preferred nil ("any node") hint
+    for hints in hint_lists:
+        masks = {h.numa_node_affinity for h in hints if h.preferred and h.numa_node_affinity is not None}
+        offered.append(masks)
+        any_node.append(any(h.preferred and h.numa_node_affinity is None for h in hints))
+
+    result: set[int] = set()
+    if all(any_node) and default:
+        result.add(default)
+    for mask in set().union(*offered) if offered else ():
+        if all(mask in masks or nil for masks, nil in zip(offered, any_node)):
+            merged = default & mask
+            if merged:
+                result.add(merged)
+    return result
+
+
+def best_non_preferred(produced: set[int], best_count: int, fitter_key) -> int:
+    """What kubelet's non-preferred `compare` fold ends on, from the set of produced masks.
+
+    `best_count` is BestNonPreferredAffinityCount (B): exactly B nodes if possible,
+    else the most nodes below B, else the fewest above B; ties to the fitter mask.
+    """
+    at_best = [m for m in produced if m.bit_count() == best_count]
+    if at_best:
+        return min(at_best, key=fitter_key)
+    below = [m for m in produced if m.bit_count() < best_count]
+    if below:
+        most = max(m.bit_count() for m in below)
+        return min((m for m in below if m.bit_count() == most), key=fitter_key)
+    return min(produced, key=fitter_key)
+
+
+def produced_masks(nodes: Sequence[int], default: int, hint_lists: Sequence[Sequence[TopologyHint]]) -> set[int]:
+    """Every non-empty mask `default & AND(one affinity per list)` that some combination yields.
+
+    Works on a compact universe (machine node k -> bit k) so that non-contiguous NUMA
+    ids cost nothing, counts combinations per exact mask with the superset-sum
+    transform, and maps the masks with a non-zero count back to NUMA ids.
+    """
+    compact = Compaction(nodes)
+    size = 1 << len(compact.nodes)
+    full = size - 1
+    # combos[t] = number of combinations whose AND contains t (product over lists).
+    combos = [1] * size
+    for hints in hint_lists:
+        contains = [0] * size
+        for hint in hints:
+            affinity = hint.numa_node_affinity
+            contains[full if affinity is None else compact.to_compact(affinity & default)] += 1
+        superset_sums(contains)
+        combos = list(map(_mul, combos, contains))
+    superset_differences(combos)  # now: combinations whose AND is exactly t
+    return {compact.from_compact(t) for t in range(1, size) if combos[t]}
+
+
+def _mul(a: int, b: int) -> int:
+    return a * b
+
+
+def superset_sums(values: list[int]) -> None:
+    """In place: values[t] becomes the sum of values[u] over every u that contains t."""
+    size = len(values)
+    step = 1
+    while step < size:
+        for low in range(0, size, 2 * step):
+            high = low + step
+            values[low:high] = map(add, values[low:high], values[high:high + step])
+        step *= 2
+
+
+def superset_differences(values: list[int]) -> None:
+    """In place: the inverse of `superset_sums` (inclusion-exclusion over supersets)."""
+    size = len(values)
+    step = 1
+    while step < size:
+        for low in range(0, size, 2 * step):
+            high = low + step
+            values[low:high] = map(sub, values[low:high], values[high:high + step])
+        step *= 2
+
+
+class Compaction:
+    """Maps NUMA masks onto bits 0..n-1 of the machine's nodes (in ascending id order) and back."""
+
+    def __init__(self, nodes: Sequence[int]):
+        self.nodes: list[int] = sorted(set(nodes))
+        self.contiguous = self.nodes == list(range(len(self.nodes)))
+        self._back: Optional[dict[int, int]] = None
+
+    def to_compact(self, mask: int) -> int:
+        """A NUMA mask (bits outside the machine already dropped) as a compact mask."""
+        if self.contiguous:
+            return mask
+        result = 0
+        for index, node in enumerate(self.nodes):
+            if mask >> node & 1:
+                result |= 1 << index
+        return result
+
+    def from_compact(self, compact: int) -> int:
+        """A compact mask back as a NUMA mask."""
+        if self.contiguous:
+            return compact
+        result = 0
+        index = 0
+        while compact:
+            if compact & 1:
+                result |= 1 << self.nodes[index]
+            compact >>= 1
+            index += 1
+        return result

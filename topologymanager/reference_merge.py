@@ -1,0 +1,31 @@
+"""The reference hint merge: kubelet's HintMerger.Merge written as the plain cross product.
+
+No shortcuts: every permutation of one hint per list, in kubelet's odometer order
+(itertools.product varies the last list fastest, like kubelet's recursion), merged
+with `merge_permutation` and folded with `HintMerger.compare`. It is the oracle the
+production `merge.merge_hints` is tested against, and has the same signature so a
+policy can be given either as its `merge_fn`.
+"""
+from __future__ import annotations
+
+from itertools import product
+from typing import Optional, Sequence
+
+from .hint import TopologyHint
+from .merge import merge_permutation, new_hint_merger
+from .numa_info import NUMAInfo
+
+
+def reference_merge_hints(
+    numa_info: NUMAInfo, hint_lists: Sequence[Sequence[TopologyHint]], policy_name: str, prefer_closest: bool
+) -> TopologyHint:
+    """The best merged hint over every permutation; `{all nodes, not preferred}` if none has a node."""
+    default = numa_info.default_affinity_mask()
+    merger = new_hint_merger(numa_info, hint_lists, policy_name, prefer_closest)
+    best: Optional[TopologyHint] = None
+    for permutation in product(*hint_lists):
+        candidate = merge_permutation(default, permutation)
+        best = merger.compare(best, candidate)
+    if best is None:
+        return TopologyHint(default, False)
+    return best

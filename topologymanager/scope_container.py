@@ -1,0 +1,41 @@
+"""The `container` topology manager scope (kubelet's scope_container.go), the default.
+
+Each container (init containers first, then app containers) is merged on its own:
+hints from every provider -> policy merge -> reject, or store the hint and allocate
+on every provider. A rejection or allocation error for a later container does not
+undo what was stored or allocated for earlier ones.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .admission import PodAdmitResult, TopologyAffinityError, get_pod_admit_result
+from .hint import TopologyHint
+from .hint_provider import ProviderHints
+from .scope import CONTAINER_TOPOLOGY_SCOPE, Scope, all_containers
+
+
+class ContainerScope(Scope):
+    """One merge and one stored hint per container."""
+
+    name = CONTAINER_TOPOLOGY_SCOPE
+
+    def accumulate_providers_hints(self, pod: Any, container: Any) -> list[ProviderHints]:
+        """Every provider's hints for the container, in registration order."""
+        return [provider.get_topology_hints(pod, container) for provider in self.hint_providers]
+
+    def calculate_affinity(self, pod: Any, container: Any) -> tuple[TopologyHint, bool]:
+        """The policy's merged hint and admit decision for one container."""
+        return self.policy.merge(self.accumulate_providers_hints(pod, container))
+
+    def admit(self, pod: Any) -> PodAdmitResult:
+        """Merge, store and allocate container by container."""
+        for container in all_containers(pod):
+            best, admit = self.calculate_affinity(pod, container)
+            if not admit:
+                return get_pod_admit_result(TopologyAffinityError())
+            self.set_topology_hint(str(pod.uid), container.name, best)
+            err = self.allocate_aligned_resources(pod, container)
+            if err is not None:
+                return get_pod_admit_result(err)
+        return get_pod_admit_result(None)
