@@ -86,6 +86,35 @@ class PodEntry:
 PodMemoryAssignments = dict[str, PodEntry]
 
 
-def clone_machine_state(machine_state: NUMANodeMap) -> NUMANodeMap:
-    """A deep copy of a NUMA node map (kubelet's NUMANodeMap.Clone)."""
+def clone_machine_state(machine_state: Optional[NUMANodeMap]) -> NUMANodeMap:
+    """A deep copy of a NUMA node map (kubelet's NUMANodeMap.Clone; a nil map gives an empty one)."""
+    if machine_state is None:
+        return {}
     return {nid: (node.clone() if node is not None else None) for nid, node in machine_state.items()}
+
+
+def clone_block(block: Block) -> Block:
+    """A copy of a block that shares nothing with it."""
+    affinity = list(block.numa_affinity) if block.numa_affinity is not None else None
+    return Block(numa_affinity=affinity, type=block.type, size=block.size)
+
+
+def clone_blocks(blocks: Optional[list[Block]]) -> list[Block]:
+    """`append([]Block{}, blocks...)`: a copy, never nil."""
+    return [clone_block(b) for b in blocks or ()]
+
+
+def clone_assignments(assignments: Optional[ContainerMemoryAssignments]) -> ContainerMemoryAssignments:
+    """kubelet's ContainerMemoryAssignments.Clone: nil maps become empty, nil block lists []."""
+    return {
+        pod: {container: clone_blocks(blocks) for container, blocks in (containers or {}).items()}
+        for pod, containers in (assignments or {}).items()
+    }
+
+
+def clone_pod_assignments(pod_assignments: Optional[PodMemoryAssignments]) -> PodMemoryAssignments:
+    """A deep copy of pod-level assignments (a nil map gives an empty one; nil block lists stay nil)."""
+    return {
+        pod: PodEntry(memory_blocks=None if entry.memory_blocks is None else clone_blocks(entry.memory_blocks))
+        for pod, entry in (pod_assignments or {}).items()
+    }

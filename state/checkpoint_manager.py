@@ -1,0 +1,240 @@
+"""Durable checkpoint files (kubelet's checkpointmanager over util/store's FileStore).
+
+A checkpoint is replaced whole, never edited in place: the new bytes go to a temporary
+file in the same folder whose name starts with "." (mode 0600), which is fsynced, closed
+and renamed over the checkpoint; then the folder itself is fsynced so that the rename is
+durable too (kubelet stops after the rename). A crash at any moment therefore leaves
+either the old file or the new one. Temporary files are never listed as checkpoints.
+
+Every file system call goes through a `FileOps` object so that tests can make any step
+fail (fault injection) and check what is left on disk.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from typing import Protocol
+
+from .checkpoint import CheckpointNotFoundError
+
+TMP_PREFIX = "."
+_KEY_RE = re.compile(r"^[a-zA-Z0-9._-]{1,250}$")
+
+
+class StoreError(Exception):
+    """A file system failure, with Go's error text (`open /x/.123: permission denied`)."""
+
+
+class Checkpoint(Protocol):
+    """kubelet's checkpointmanager.Checkpoint."""
+
+    def marshal_checkpoint(self) -> bytes:
+        """The file's bytes (sets the checksum)."""
+
+    def unmarshal_checkpoint(self, blob: bytes) -> None:
+        """Decode the file's bytes into this checkpoint."""
+
+    def verify_checksum(self) -> None:
+        """Raise CorruptCheckpointError when the checksum does not match."""
+
+
+def go_errno_text(err: OSError) -> str:
+    """The text Go's syscall.Errno gives for an OSError (`no such file or directory`)."""
+    text = err.strerror or (os.strerror(err.errno) if err.errno else str(err))
+    return text[:1].lower() + text[1:]
+
+
+def go_path_error(op: str, path: str, err: OSError) -> StoreError:
+    """Go's *os.PathError text: `op path: reason`."""
+    return StoreError(f"{op} {path}: {go_errno_text(err)}")
+
+
+class FileOps:
+    """The file system calls the store makes; override any of them to inject faults."""
+
+    def mkdir_all(self, path: str) -> None:
+        """Create the folder unless something already exists there (FileStore's ensureDirectory
+        only stats the path, so a plain file is accepted here and fails at first use)."""
+        if not os.path.exists(path):
+            os.makedirs(path, mode=0o755, exist_ok=True)
+
+    def create_temp(self, directory: str, prefix: str) -> tuple[int, str]:
+        """A new file `<directory>/<prefix><random>`, mode 0600 (Go's os.CreateTemp)."""
+        return tempfile.mkstemp(prefix=prefix, dir=directory)
+
+    def write(self, fd: int, data: bytes) -> int:
+        """Write some bytes; returns how many were written."""
+        return os.write(fd, data)
+
+    def fsync(self, fd: int) -> None:
+        """Flush the file's data to disk."""
+        os.fsync(fd)
+
+    def close(self, fd: int) -> None:
+        """Close the file."""
+        os.close(fd)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Atomically replace dst by src."""
+        os.rename(src, dst)
+
+    def fsync_dir(self, directory: str) -> None:
+        """Flush the folder, making a rename in it durable."""
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def remove(self, path: str) -> None:
+        """Delete a file."""
+        os.remove(path)
+
+    def read_file(self, path: str) -> bytes:
+        """A whole file's bytes."""
+        with open(path, "rb") as f:
+            return f.read()
+
+    def list_dir(self, path: str) -> list[str]:
+        """The names in a folder."""
+        return os.listdir(path)
+
+
+def write_file(ops: FileOps, path: str, data: bytes) -> None:
+    """Replace `path` by `data` atomically and durably (FileStore's writeFile, plus the folder fsync)."""
+    directory = os.path.dirname(path) or "."
+    try:
+        fd, tmp_path = ops.create_temp(directory, TMP_PREFIX)
+    except OSError as err:
+        raise go_path_error("open", os.path.join(directory, TMP_PREFIX + "*"), err) from err
+    closed = False
+    step = "write"
+    try:
+        view = memoryview(data)
+        while view:
+            written = ops.write(fd, view)
+            view = view[written:]
+        step = "sync"
+        ops.fsync(fd)
+        step = "close"
+        closed = True
+        ops.close(fd)
+        step = "rename"
+        ops.rename(tmp_path, path)
+    except BaseException as err:
+        if not closed:
+            try:
+                ops.close(fd)
+            except OSError:
+                pass
+        try:
+            ops.remove(tmp_path)
+        except OSError:
+            pass
+        if isinstance(err, OSError):
+            if step == "rename":
+                raise StoreError(f"rename {tmp_path} {path}: {go_errno_text(err)}") from err
+            error = go_path_error(step, tmp_path, err)
+            if step == "close":
+                error = StoreError(f"close error: {error}")
+            raise error from err
+        raise
+    try:
+        ops.fsync_dir(directory)
+    except OSError as err:
+        raise go_path_error("sync", directory, err) from err
+
+
+class FileStore:
+    """util/store's FileStore: one file per key in a folder."""
+
+    def __init__(self, directory: str, ops: FileOps | None = None):
+        """The store's folder is created (0755) if nothing is there."""
+        self.directory = directory
+        self.ops = ops or FileOps()
+        self._ensure_directory()
+
+    def _ensure_directory(self) -> None:
+        """ensureDirectory: create the folder when it is missing."""
+        try:
+            self.ops.mkdir_all(self.directory)
+        except OSError as err:
+            raise go_path_error("mkdir", self.directory, err) from err
+
+    def path(self, key: str) -> str:
+        """The file of a key."""
+        return os.path.join(self.directory, key)
+
+    @staticmethod
+    def validate_key(key: str) -> None:
+        """Keys are plain file names."""
+        if not _KEY_RE.match(key):
+            raise StoreError(f"invalid key: {key!r}")
+
+    def write(self, key: str, data: bytes) -> None:
+        """Replace the key's file durably."""
+        self.validate_key(key)
+        self._ensure_directory()
+        write_file(self.ops, self.path(key), data)
+
+    def read(self, key: str) -> bytes:
+        """The file's bytes; CheckpointNotFoundError when it does not exist."""
+        self.validate_key(key)
+        path = self.path(key)
+        try:
+            return self.ops.read_file(path)
+        except FileNotFoundError as err:
+            raise CheckpointNotFoundError() from err
+        except IsADirectoryError as err:
+            raise go_path_error("read", path, err) from err
+        except OSError as err:
+            raise go_path_error("open", path, err) from err
+
+    def delete(self, key: str) -> None:
+        """Remove the key's file; a missing one is not an error."""
+        self.validate_key(key)
+        try:
+            self.ops.remove(self.path(key))
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            raise go_path_error("remove", self.path(key), err) from err
+
+    def list(self) -> list[str]:
+        """The keys, temporary files excluded."""
+        return sorted(name for name in self.ops.list_dir(self.directory) if not name.startswith(TMP_PREFIX))
+
+
+class CheckpointManager:
+    """checkpointmanager.CheckpointManager over a FileStore."""
+
+    def __init__(self, directory: str, ops: FileOps | None = None):
+        """A manager over a FileStore in `directory`."""
+        self.store = FileStore(directory, ops)
+
+    def create_checkpoint(self, key: str, checkpoint: Checkpoint) -> None:
+        """Marshal (which sets the checksum) and write durably."""
+        self.store.write(key, checkpoint.marshal_checkpoint())
+
+    def write_blob(self, key: str, data: bytes) -> None:
+        """Write already-marshalled checkpoint bytes durably."""
+        self.store.write(key, data)
+
+    def read_blob(self, key: str) -> bytes:
+        """The raw bytes of a checkpoint (CheckpointNotFoundError when missing)."""
+        return self.store.read(key)
+
+    def get_checkpoint(self, key: str, checkpoint: Checkpoint) -> None:
+        """Read, unmarshal, then verify the checksum, like kubelet's GetCheckpoint."""
+        blob = self.store.read(key)
+        checkpoint.unmarshal_checkpoint(blob)
+        checkpoint.verify_checksum()
+
+    def remove_checkpoint(self, key: str) -> None:
+        """Remove a checkpoint; a missing one is not an error."""
+        self.store.delete(key)
+
+    def list_checkpoints(self) -> list[str]:
+        """The checkpoints in the folder."""
+        return self.store.list()

@@ -1,0 +1,281 @@
+"""The checkpoint-backed state store (kubelet's state_checkpoint.go, v1.37).
+
+At creation it restores the state from `<state_dir>/memory_manager_state` (or writes a
+fresh checkpoint when there is none); afterwards every change is written to the file at
+once. As in kubelet, a failed write is only logged: the in-memory state stays the truth
+until the next successful write.
+
+Restore rules (NewCheckpointState / restoreState):
+* the file is read through the v3 -> v2 -> v1 fallback of checkpoint.read_checkpoint;
+* the stored policy name must equal the configured one, exactly (`Static` is not `static`);
+* pod-level entries are restored, and written, only with the PodLevelResourceManagers gate;
+* any failure is reported as kubelet wraps it: `could not restore state from checkpoint:
+  <reason>, please drain this node and delete the memory manager checkpoint file "<path>"
+  before restarting Kubelet`.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from typing import Optional
+
+from . import gojson
+from .checkpoint import (
+    DEFAULT_WRITE_FORMAT,
+    FORMATS,
+    CheckpointError,
+    CheckpointNotFoundError,
+    LoadedCheckpoint,
+    encode_checkpoint,
+    read_checkpoint,
+)
+from .checkpoint_manager import CheckpointManager, FileOps, StoreError
+from .state_mem import MemoryState
+from .types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
+
+CHECKPOINT_FILE_NAME = "memory_manager_state"
+
+log = logging.getLogger("memorymanager.state")
+
+
+class StateError(Exception):
+    """The checkpoint-backed state could not be created; str() is kubelet's full message."""
+
+
+def go_quote(s: str) -> str:
+    """Go's %q for a string (strconv.Quote)."""
+    out = ['"']
+    escapes = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
+               "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+    for ch in s:
+        cp = ord(ch)
+        if ch in escapes:
+            out.append(escapes[ch])
+        elif ch == " " or (ch.isprintable() and not 0xD800 <= cp <= 0xDFFF):
+            out.append(ch)
+        elif cp < 0x20 or cp == 0x7F:
+            out.append(f"\\x{cp:02x}")
+        elif 0xD800 <= cp <= 0xDFFF:
+            out.append("\\ufffd")
+        elif cp < 0x10000:
+            out.append(f"\\u{cp:04x}")
+        else:
+            out.append(f"\\U{cp:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def go_join(directory: str, name: str) -> str:
+    """filepath.Join: joined and cleaned."""
+    path = os.path.normpath(os.path.join(directory, name))
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def restore_error(path: str, reason: object) -> StateError:
+    """kubelet's wrapper around every restore failure."""
+    return StateError(
+        f"could not restore state from checkpoint: {reason}, please drain this node and delete "
+        f"the memory manager checkpoint file {go_quote(path)} before restarting Kubelet"
+    )
+
+
+def policy_mismatch(configured: str, stored: str) -> CheckpointError:
+    """restoreState's policy check."""
+    return CheckpointError(
+        f"[memorymanager] configured policy {go_quote(configured)} differs from state checkpoint policy {go_quote(stored)}"
+    )
+
+
+def nil_memory_table(loaded: LoadedCheckpoint) -> Optional[str]:
+    """Where a restored machine state has a null memory table, on which kubelet crashes
+    (NUMANodeMap.Clone dereferences it); None when there is none."""
+    for node_id, node in sorted((loaded.machine_state or {}).items()):
+        if node is None or node.memory_map is None:
+            continue
+        for resource, table in sorted(node.memory_map.items()):
+            if table is None:
+                return f"NUMA node {node_id} resource {go_quote(resource)}"
+    return None
+
+
+def check_loadable(loaded: LoadedCheckpoint, policy_name: Optional[str], path: str) -> None:
+    """The checks restoreState makes after reading: policy name, then the panic case."""
+    if policy_name is not None and policy_name != loaded.policy_name:
+        raise restore_error(path, policy_mismatch(policy_name, loaded.policy_name))
+    where = nil_memory_table(loaded)
+    if where is not None:
+        raise StateError(
+            f"kubelet would crash restoring {go_quote(path)}: the memory table of {where} is null "
+            f"(nil pointer dereference in NUMANodeMap.Clone); drain this node and delete the file"
+        )
+
+
+class CheckpointState:
+    """State backed by a checkpoint file; readers return copies, writers persist at once."""
+
+    def __init__(
+        self,
+        manager: CheckpointManager,
+        checkpoint_name: str,
+        policy_name: str,
+        *,
+        pod_level_resource_managers: bool = False,
+        write_format: str = DEFAULT_WRITE_FORMAT,
+    ):
+        """A store over `manager`'s folder; call restore() before use."""
+        if write_format not in FORMATS:
+            raise ValueError(f"unknown checkpoint format {write_format!r}: expected one of {', '.join(FORMATS)}")
+        self._cache = MemoryState()
+        self._manager = manager
+        self.checkpoint_name = checkpoint_name
+        self.policy_name = policy_name
+        self.pod_level_resource_managers = pod_level_resource_managers
+        self.write_format = write_format
+        self.restored_format: Optional[str] = None  # v1/v2/v3, or None when created fresh
+        self.last_store_error: Optional[Exception] = None
+
+    @property
+    def path(self) -> str:
+        """The checkpoint file's path, as kubelet prints it."""
+        return go_join(self._manager.store.directory, self.checkpoint_name)
+
+    def restore(self) -> None:
+        """restoreState: load the file, or create it when missing. Raises StateError."""
+        try:
+            blob = self._manager.read_blob(self.checkpoint_name)
+        except CheckpointNotFoundError:
+            try:
+                self._store()
+            except StoreError as err:
+                raise restore_error(self.path, err) from err
+            return
+        except StoreError as err:
+            raise restore_error(self.path, err) from err
+        try:
+            loaded = read_checkpoint(blob)
+        except (CheckpointError, gojson.GoJSONError) as err:
+            raise restore_error(self.path, err) from err
+        check_loadable(loaded, self.policy_name, self.path)
+        self._cache.set_machine_state(loaded.machine_state)
+        self._cache.set_memory_assignments(loaded.entries)
+        if self.pod_level_resource_managers:
+            self._cache.set_pod_memory_assignments(loaded.pod_entries)
+        self.restored_format = loaded.format
+        log.debug("State checkpoint: restored state from checkpoint (%s)", loaded.format)
+
+    def checkpoint_bytes(self) -> bytes:
+        """The bytes the next write would put in the file."""
+        pod_entries = self._cache.get_pod_memory_assignments() if self.pod_level_resource_managers else None
+        return encode_checkpoint(
+            self.policy_name,
+            self._cache.get_machine_state(),
+            self._cache.get_memory_assignments(),
+            pod_entries,
+            self.write_format,
+        )
+
+    def _store(self) -> None:
+        """Write the whole checkpoint (raises on failure)."""
+        self._manager.write_blob(self.checkpoint_name, self.checkpoint_bytes())
+
+    def _store_logged(self) -> None:
+        """Write the checkpoint; a failure is logged and remembered, as kubelet does."""
+        try:
+            self._store()
+            self.last_store_error = None
+        except (StoreError, OSError) as err:
+            self.last_store_error = err
+            log.error("Failed to store state to checkpoint: %s", err)
+
+    # readers
+
+    def get_machine_state(self) -> NUMANodeMap:
+        """A copy of the NUMA node map."""
+        return self._cache.get_machine_state()
+
+    def get_memory_blocks(self, pod_uid: str, container_name: str) -> Optional[list[Block]]:
+        """A copy of a container's blocks, or None."""
+        return self._cache.get_memory_blocks(pod_uid, container_name)
+
+    def get_memory_assignments(self) -> ContainerMemoryAssignments:
+        """A copy of all container assignments."""
+        return self._cache.get_memory_assignments()
+
+    def get_pod_memory_blocks(self, pod_uid: str) -> Optional[list[Block]]:
+        """A copy of a pod's pod-level blocks, or None."""
+        return self._cache.get_pod_memory_blocks(pod_uid)
+
+    def get_pod_memory_assignments(self) -> PodMemoryAssignments:
+        """A copy of all pod-level assignments."""
+        return self._cache.get_pod_memory_assignments()
+
+    # writers: change the cache, then write the whole checkpoint
+
+    def set_machine_state(self, memory_map: Optional[NUMANodeMap]) -> None:
+        """Store the NUMA node map, then write the checkpoint."""
+        self._cache.set_machine_state(memory_map)
+        self._store_logged()
+
+    def set_memory_blocks(self, pod_uid: str, container_name: str, blocks: Optional[list[Block]]) -> None:
+        """Store a container's blocks, then write the checkpoint."""
+        self._cache.set_memory_blocks(pod_uid, container_name, blocks)
+        self._store_logged()
+
+    def set_memory_assignments(self, assignments: Optional[ContainerMemoryAssignments]) -> None:
+        """Replace all container assignments, then write the checkpoint."""
+        self._cache.set_memory_assignments(assignments)
+        self._store_logged()
+
+    def set_pod_memory_blocks(self, pod_uid: str, blocks: Optional[list[Block]]) -> None:
+        """Store a pod's pod-level blocks, then write the checkpoint."""
+        self._cache.set_pod_memory_blocks(pod_uid, blocks)
+        self._store_logged()
+
+    def set_pod_memory_assignments(self, assignments: Optional[PodMemoryAssignments]) -> None:
+        """Replace all pod-level assignments, then write the checkpoint."""
+        self._cache.set_pod_memory_assignments(assignments)
+        self._store_logged()
+
+    def delete(self, pod_uid: str, container_name: str) -> None:
+        """Forget a container, then write the checkpoint."""
+        self._cache.delete(pod_uid, container_name)
+        self._store_logged()
+
+    def delete_pod(self, pod_uid: str) -> None:
+        """Forget a pod's pod-level blocks, then write the checkpoint."""
+        self._cache.delete_pod(pod_uid)
+        self._store_logged()
+
+    def clear_state(self) -> None:
+        """Empty the state, then write the checkpoint."""
+        self._cache.clear_state()
+        self._store_logged()
+
+
+def new_checkpoint_state(
+    state_dir: str,
+    checkpoint_name: str,
+    policy_name: str,
+    *,
+    pod_level_resource_managers: bool = False,
+    write_format: str = DEFAULT_WRITE_FORMAT,
+    ops: Optional[FileOps] = None,
+) -> CheckpointState:
+    """NewCheckpointState: a store restored from (or creating) `<state_dir>/<checkpoint_name>`.
+
+    `write_format` picks the format written (v1, v2, v3; default what kubelet v1.37 writes,
+    v3); `ops` replaces the file system calls (tests). Raises StateError with kubelet's text.
+    """
+    try:
+        manager = CheckpointManager(state_dir, ops)
+    except StoreError as err:
+        raise StateError(f"failed to initialize checkpoint manager: {err}") from err
+    state = CheckpointState(
+        manager,
+        checkpoint_name,
+        policy_name,
+        pod_level_resource_managers=pod_level_resource_managers,
+        write_format=write_format,
+    )
+    state.restore()
+    return state
