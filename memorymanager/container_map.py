@@ -1,0 +1,75 @@
+"""Container ID <-> (pod UID, container name): kubelet's cm/containermap.ContainerMap.
+
+The memory manager learns container IDs at AddContainer and needs them back at
+RemoveContainer, which only receives the ID.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+
+class ContainerMapError(KeyError):
+    """An ID or (pod, container) pair the map does not know; str(e) is kubelet's text."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class ContainerMap:
+    """containerID -> (podUID, containerName), in insertion order.
+
+    Where Go walks its map in random order (a (pod, container) pair registered under
+    several IDs), the first-registered ID wins here.
+    """
+
+    def __init__(self, entries: Optional[dict[str, tuple[str, str]]] = None):
+        self._entries: dict[str, tuple[str, str]] = dict(entries or {})
+
+    def add(self, pod_uid: str, container_name: str, container_id: str) -> None:
+        """Register (or re-register) a container ID."""
+        self._entries[container_id] = (pod_uid, container_name)
+
+    def remove_by_container_id(self, container_id: str) -> None:
+        """Forget one ID (unknown IDs are ignored)."""
+        self._entries.pop(container_id, None)
+
+    def remove_by_container_ref(self, pod_uid: str, container_name: str) -> None:
+        """Forget the ID registered for (pod, container), if any."""
+        try:
+            container_id = self.get_container_id(pod_uid, container_name)
+        except ContainerMapError:
+            return
+        self.remove_by_container_id(container_id)
+
+    def get_container_id(self, pod_uid: str, container_name: str) -> str:
+        """The ID registered for (pod, container)."""
+        for container_id, ref in self._entries.items():
+            if ref == (pod_uid, container_name):
+                return container_id
+        raise ContainerMapError(f"container {container_name} not in ContainerMap for pod {pod_uid}")
+
+    def get_container_ref(self, container_id: str) -> tuple[str, str]:
+        """(pod UID, container name) of an ID."""
+        if container_id not in self._entries:
+            raise ContainerMapError(f"containerID {container_id} not in ContainerMap")
+        return self._entries[container_id]
+
+    def visit(self, visitor: Callable[[str, str, str], None]) -> None:
+        """Call visitor(pod_uid, container_name, container_id) for every entry; the visitor may
+        remove entries (it walks a snapshot)."""
+        for container_id, (pod_uid, container_name) in list(self._entries.items()):
+            visitor(pod_uid, container_name, container_id)
+
+    def items(self) -> list[tuple[str, tuple[str, str]]]:
+        """A snapshot of (container_id, (pod_uid, container_name)) pairs."""
+        return list(self._entries.items())
+
+    def copy(self) -> "ContainerMap":
+        """An independent copy."""
+        return ContainerMap(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, container_id: object) -> bool:
+        return container_id in self._entries

@@ -1,0 +1,249 @@
+"""The kubelet memory manager (memory_manager.go): policy choice, state restore, container bookkeeping.
+
+The Manager is the topology manager's memory hint provider. It owns the state
+store (the checkpoint file `memory_manager_state`, or memory only), the container
+ID map and the active-pods callback used to drop state of pods that are gone, and
+delegates every decision to its policy (`None` or `Static`).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from state.state import State
+from state.types import Block
+from topologymanager.features import FeatureGates
+from topologymanager.hint_provider import ProviderHints
+
+from .container_map import ContainerMap, ContainerMapError
+from .goformat import go_map_string, go_quote
+from .memory_drift import PROC_IOMEM_PATH
+from .policy import (
+    POLICY_BEST_EFFORT,
+    POLICY_NONE,
+    POLICY_STATIC,
+    AffinityStore,
+    EmptyPodSharedPoolError,
+    MemoryManagerError,
+    Policy,
+)
+from .policy_none import NonePolicy
+from .policy_static import POD_LEVEL_RESOURCE_MANAGERS_GATE, new_policy_static
+from .quantity import Quantity
+from .requests import is_restartable_init_container
+from .reserved_memory import get_system_reserved_memory
+
+__all__ = [
+    "Manager",
+    "MemoryManagerError",
+    "EmptyPodSharedPoolError",
+    "new_manager",
+    "MEMORY_MANAGER_STATE_FILE_NAME",
+    "PLATFORM",
+]
+
+MEMORY_MANAGER_STATE_FILE_NAME = "memory_manager_state"
+# The simulated kubelet runs on Linux: Static is available, BestEffort (Windows only) is not.
+PLATFORM = "linux"
+
+ActivePodsFunc = Callable[[], Sequence[Any]]
+
+
+def new_manager(
+    policy_name: str,
+    machine_info,
+    node_allocatable_reservation: Mapping[str, Quantity],
+    reserved_memory: Sequence,
+    state_dir: Optional[str],
+    affinity_store: AffinityStore,
+    policy_options: Optional[Mapping[str, str]] = None,
+    feature_gates: Optional[FeatureGates] = None,
+    iomem_path: str = PROC_IOMEM_PATH,
+) -> "Manager":
+    """kubelet's NewManager: pick and build the policy, with kubelet's validation order and errors.
+
+    `state_dir` None keeps the state in memory only (no checkpoint file).
+    `iomem_path` is where `memory-drift-tolerance: auto` reads the kernel image size.
+    """
+    gates = feature_gates if feature_gates is not None else FeatureGates.from_config({})
+    options = dict(policy_options or {})
+    policy: Policy
+    if policy_name == POLICY_NONE:
+        if options:
+            raise MemoryManagerError(
+                f"policy {go_quote(POLICY_NONE)} does not support policy options {go_map_string(options)}"
+            )
+        policy = NonePolicy()
+    elif policy_name == POLICY_STATIC:
+        system_reserved = get_system_reserved_memory(machine_info, node_allocatable_reservation, reserved_memory)
+        policy = new_policy_static(machine_info, system_reserved, affinity_store, gates, options, iomem_path)
+    elif policy_name == POLICY_BEST_EFFORT:
+        if options:
+            raise MemoryManagerError(
+                f"policy {go_quote(POLICY_BEST_EFFORT)} does not support policy options {go_map_string(options)}"
+            )
+        raise MemoryManagerError(
+            f"policy {go_quote(POLICY_BEST_EFFORT)} is not available for platform {go_quote(PLATFORM)}"
+        )
+    else:
+        raise MemoryManagerError(f"unknown policy: {go_quote(policy_name)}")
+    return Manager(policy, state_dir, gates)
+
+
+class Manager:
+    """kubelet's memory manager. Build with `new_manager`, then `start` before anything else."""
+
+    def __init__(self, policy: Policy, state_dir: Optional[str], feature_gates: FeatureGates):
+        self.policy = policy
+        self.state_dir = state_dir
+        self.feature_gates = feature_gates
+        self.container_map = ContainerMap()
+        self._state: Optional[State] = None
+        self._active_pods: Optional[ActivePodsFunc] = None
+        self._allocatable_memory: list[Block] = []
+
+    # ----- lifecycle ----------------------------------------------------------------------------
+
+    def start(
+        self,
+        active_pods: ActivePodsFunc,
+        initial_containers: Union[ContainerMap, Mapping[str, tuple[str, str]], None] = None,
+    ) -> None:
+        """Restore the state, start the policy (validateState) and cache allocatable memory once.
+
+        Raises the state package's StateError unchanged when the checkpoint cannot be
+        restored, and MemoryManagerError when the policy refuses the restored state.
+        """
+        self._active_pods = active_pods
+        if isinstance(initial_containers, ContainerMap):
+            self.container_map = initial_containers
+        else:
+            self.container_map = ContainerMap(dict(initial_containers or {}))
+        self._state = self._new_state()
+        self.policy.start(self._state)
+        self._allocatable_memory = self.policy.get_allocatable_memory(self._state)
+
+    def _new_state(self) -> State:
+        """The checkpoint-backed store, or an in-memory one when there is no state directory."""
+        if self.state_dir is None:
+            from state.state_mem import MemoryState
+
+            return MemoryState()
+        from state.state_checkpoint import new_checkpoint_state
+
+        return new_checkpoint_state(
+            self.state_dir,
+            MEMORY_MANAGER_STATE_FILE_NAME,
+            self.policy.name(),
+            pod_level_resource_managers=self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE),
+        )
+
+    def _started_state(self) -> State:
+        """The state store; using the manager before start is an error."""
+        if self._state is None:
+            raise MemoryManagerError("memory manager is not started")
+        return self._state
+
+    # ----- stale state --------------------------------------------------------------------------
+
+    def _policy_remove_container_by_ref(self, pod_uid: str, container_name: str) -> None:
+        """Release a container in the policy and forget its ID."""
+        self.policy.remove_container(self._started_state(), pod_uid, container_name)
+        self.container_map.remove_by_container_ref(pod_uid, container_name)
+
+    def remove_stale_state(self) -> None:
+        """Drop the state of every (pod, container) that is not part of an active pod.
+
+        kubelet does this at the start of Allocate, AllocatePod and the hint calls,
+        once all pod sources are ready (always, here). Pods are walked in sorted
+        order where Go's map order is random.
+        """
+        state = self._started_state()
+        active: dict[str, set[str]] = {}
+        for pod in (self._active_pods() if self._active_pods is not None else []):
+            active[pod.uid] = {c.name for c in [*pod.init_containers, *pod.containers]}
+        assignments = state.get_memory_assignments()
+        for pod_uid in sorted(assignments):
+            for container_name in sorted(assignments[pod_uid] or {}):
+                if container_name not in active.get(pod_uid, set()):
+                    self._policy_remove_container_by_ref(pod_uid, container_name)
+
+        def drop_inactive(pod_uid: str, container_name: str, container_id: str) -> None:
+            """Release a mapped container of a pod that is no longer active."""
+            if container_name not in active.get(pod_uid, set()):
+                self._policy_remove_container_by_ref(pod_uid, container_name)
+
+        self.container_map.visit(drop_inactive)
+
+    # ----- hint provider ------------------------------------------------------------------------
+
+    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+        """Container-scope hints (after dropping stale state)."""
+        self.remove_stale_state()
+        return self.policy.get_topology_hints(self._started_state(), pod, container)
+
+    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+        """Pod-scope hints (after dropping stale state)."""
+        self.remove_stale_state()
+        return self.policy.get_pod_topology_hints(self._started_state(), pod)
+
+    def allocate(self, pod: Any, container: Any) -> None:
+        """Reserve memory for a container at admission; raises MemoryManagerError to reject."""
+        self.remove_stale_state()
+        self.policy.allocate(self._started_state(), pod, container)
+
+    def allocate_pod(self, pod: Any) -> None:
+        """Reserve memory for a whole pod (PodLevelResourceManagers); raises to reject."""
+        self.remove_stale_state()
+        self.policy.allocate_pod(self._started_state(), pod)
+
+    # ----- container lifecycle ------------------------------------------------------------------
+
+    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+        """Register the container ID, then release every regular init container declared before
+        this container (they have finished); sidecars are never released here."""
+        self._started_state()
+        self.container_map.add(pod.uid, container.name, container_id)
+        for init_container in pod.init_containers:
+            if init_container.name == container.name:
+                break
+            if is_restartable_init_container(init_container):
+                continue
+            self._policy_remove_container_by_ref(pod.uid, init_container.name)
+
+    def remove_container(self, container_id: str) -> None:
+        """Release a container's memory by ID; an unknown ID is not an error (kubelet logs it)."""
+        self._started_state()
+        try:
+            pod_uid, container_name = self.container_map.get_container_ref(container_id)
+        except ContainerMapError:
+            return
+        self._policy_remove_container_by_ref(pod_uid, container_name)
+
+    # ----- readers ------------------------------------------------------------------------------
+
+    def get_memory_numa_nodes(self, pod: Any, container: Any) -> Optional[list[int]]:
+        """NUMA nodes of the container's blocks, ascending; None when it has none."""
+        nodes: set[int] = set()
+        for block in self._started_state().get_memory_blocks(pod.uid, container.name) or []:
+            nodes.update(block.numa_affinity or [])
+        return sorted(nodes) if nodes else None
+
+    def get_allocatable_memory(self) -> list[Block]:
+        """Allocatable memory per (node, resource), as computed once at start."""
+        return [Block(list(b.numa_affinity or []), b.type, b.size) for b in self._allocatable_memory]
+
+    def get_memory(self, pod_uid: str, container_name: str) -> Optional[list[Block]]:
+        """The container's blocks (None if it has none)."""
+        return self._started_state().get_memory_blocks(pod_uid, container_name)
+
+    def get_pod_memory(self, pod_uid: str) -> Optional[list[Block]]:
+        """The pod-level blocks (PodLevelResourceManagers), None if none."""
+        return self._started_state().get_pod_memory_blocks(pod_uid)
+
+    def state(self) -> State:
+        """The state store (its readers return copies)."""
+        return self._started_state()
+
+    def policy_name(self) -> str:
+        """The active policy's name."""
+        return self.policy.name()

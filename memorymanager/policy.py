@@ -1,0 +1,81 @@
+"""The memory-manager policy interface (kubelet's `memorymanager.Policy`) and its shared vocabulary.
+
+A policy decides where a container's memory goes. The Manager owns the state store
+and hands it to the policy on every call; the policy keeps no state of its own
+except what kubelet keeps in memory too (the static policy's re-usable
+init-container memory).
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from state.state import State
+from state.types import Block
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+
+# kubelet's policy type names (memoryManagerPolicy values); note the capital letters.
+POLICY_NONE = "None"
+POLICY_STATIC = "Static"
+POLICY_BEST_EFFORT = "BestEffort"
+
+# Admission rejection reason for the pod-level shared pool error (kubelet's ErrorReasonEmptyPodSharedPool).
+EMPTY_POD_SHARED_POOL_REASON = "EmptyPodSharedPoolError"
+
+
+class MemoryManagerError(Exception):
+    """Any error the kubelet memory manager reports; str(e) is kubelet's exact message."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class EmptyPodSharedPoolError(MemoryManagerError):
+    """KEP-5526 pod-level allocation refused because the pod's shared pool would be empty.
+
+    kubelet wraps the inner message unchanged and rejects the pod with reason
+    `EmptyPodSharedPoolError` instead of `UnexpectedAdmissionError`.
+    """
+
+    reason = EMPTY_POD_SHARED_POOL_REASON
+    # the topology manager's admission code reads the rejection reason from `error_type`
+    error_type = EMPTY_POD_SHARED_POOL_REASON
+
+
+class AffinityStore(Protocol):
+    """The topology manager's `Store`: the merged hint stored for a container at admission."""
+
+    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
+        """The stored hint, or the zero hint `TopologyHint()` for an unknown container."""
+
+
+class Policy(Protocol):
+    """kubelet's memory-manager `Policy` interface, over an explicit state store."""
+
+    def name(self) -> str:
+        """The policy type name (`None`, `Static`)."""
+
+    def start(self, state: State) -> None:
+        """Validate (and possibly initialise) the restored state; raise MemoryManagerError to refuse."""
+
+    def allocate(self, state: State, pod: Any, container: Any) -> None:
+        """Reserve memory for one container (idempotent); raise MemoryManagerError to refuse."""
+
+    def allocate_pod(self, state: State, pod: Any) -> None:
+        """Reserve memory for a whole pod (pod-level resource managers); raise to refuse."""
+
+    def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
+        """Release a container's memory (idempotent)."""
+
+    def get_topology_hints(self, state: State, pod: Any, container: Any) -> ProviderHints:
+        """NUMA hints for one container."""
+
+    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
+        """NUMA hints for the whole pod."""
+
+    def get_allocatable_memory(self, state: State) -> list[Block]:
+        """One block per (NUMA node, resource) with non-zero allocatable memory."""

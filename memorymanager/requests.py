@@ -1,0 +1,143 @@
+"""What a container or a pod asks the memory manager for: `memory` and `hugepages-*` bytes.
+
+kubelet (policy_static.go getRequestedResources / getPodRequestedResources) reads the
+container's requests (limits were already copied into missing requests by
+defaulting). The pod total follows the sidecar-aware rule of KEP-753: the larger of
+the long-running sum (app containers + sidecars) and the peak of any regular init
+container running next to the sidecars started before it.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from state.types import HUGEPAGES_PREFIX, MEMORY, is_memory_resource
+
+from .policy import MemoryManagerError
+from .quantity import Quantity, QuantityError
+
+UINT64_MASK = (1 << 64) - 1
+INT64_ERROR = "[memorymanager] failed to represent quantity as int64"
+
+# Resources that make `spec.resources` count as pod-level resources (component-helpers).
+_POD_LEVEL_RESOURCES = ("cpu", MEMORY)
+
+
+def _ordered(names) -> list[str]:
+    """Resource names with `memory` first, then the rest sorted (Go leaves map order random)."""
+    return sorted(names, key=lambda name: (name != MEMORY, name))
+
+
+def _quantity_bytes(quantity: Quantity) -> int:
+    """The request as Go's uint64(AsInt64()); not an int64 -> kubelet's int64 error."""
+    try:
+        value = quantity.as_int64()
+    except QuantityError:
+        raise MemoryManagerError(INT64_ERROR) from None
+    return value & UINT64_MASK
+
+
+def is_restartable_init_container(container: Any) -> bool:
+    """A sidecar: an init container with `restartPolicy: Always`."""
+    return getattr(container, "restart_policy", None) == "Always"
+
+
+def is_regular_init_container(pod: Any, container: Any) -> bool:
+    """Whether `container` names a non-restartable init container of `pod` (first match by name)."""
+    for init_container in pod.init_containers:
+        if init_container.name == container.name:
+            return not is_restartable_init_container(init_container)
+    return False
+
+
+def _is_supported_pod_level_resource(name: str) -> bool:
+    """cpu, memory and hugepages-* may be set at pod level."""
+    return name in _POD_LEVEL_RESOURCES or name.startswith(HUGEPAGES_PREFIX)
+
+
+def is_pod_level_resources_set(pod: Any) -> bool:
+    """kubelet's IsPodLevelResourcesSet: `spec.resources` names cpu, memory or a hugepage size."""
+    resources = getattr(pod, "resources", None)
+    if resources is None:
+        return False
+    names = list(resources.requests or {}) + list(resources.limits or {})
+    return any(_is_supported_pod_level_resource(name) for name in names)
+
+
+def _equal_nonzero(requests: dict, limits: dict, name: str) -> bool:
+    """A non-zero request equal (by value) to the limit."""
+    request = requests.get(name)
+    limit = limits.get(name)
+    if request is None or request.value == 0:
+        return False
+    if limit is None:
+        return False
+    return request.value == limit.value
+
+
+def is_container_equivalent_guaranteed(container: Any) -> bool:
+    """cm/qos IsContainerEquivalentQOSGuaranteed: cpu and memory requests non-zero and equal to limits."""
+    requests = container.resources.requests or {}
+    limits = container.resources.limits or {}
+    return _equal_nonzero(requests, limits, "cpu") and _equal_nonzero(requests, limits, MEMORY)
+
+
+def get_container_requested_resources(pod: Any, container: Any, pod_level_managers: bool = False) -> dict[str, int]:
+    """The container's memory and hugepage requests in bytes.
+
+    With the PodLevelResourceManagers gate on and pod-level resources set, a
+    container that is not "equivalent Guaranteed" requests nothing of its own (it
+    lives in the pod's shared pool). Raises MemoryManagerError with kubelet's text
+    when a value is not an int64.
+    """
+    if pod_level_managers and is_pod_level_resources_set(pod) and not is_container_equivalent_guaranteed(container):
+        return {}
+    requests = container.resources.requests or {}
+    return {name: _quantity_bytes(requests[name]) for name in _ordered(n for n in requests if is_memory_resource(n))}
+
+
+def get_pod_requested_resources(pod: Any, pod_level_managers: bool = False) -> dict[str, int]:
+    """The pod's total memory and hugepage request in bytes (pod scope).
+
+    Per resource: max(app sum + sidecar sum, max over regular init containers of
+    (sidecars declared before it + its request)); only resources some app
+    container requests are kept. With PodLevelResourceManagers on and pod-level
+    resources set, the pod's own positive requests are used instead.
+    """
+    if pod_level_managers and is_pod_level_resources_set(pod):
+        requests = pod.resources.requests or {}
+        result: dict[str, int] = {}
+        for name in _ordered(n for n in requests if is_memory_resource(n)):
+            try:
+                value = requests[name].as_int64()
+            except QuantityError:
+                raise MemoryManagerError(INT64_ERROR) from None
+            if value <= 0:
+                continue
+            result[name] = value
+        return result
+
+    init_peak: dict[str, int] = {}
+    sidecar_sum: dict[str, int] = {}
+    for container in pod.init_containers:
+        for name, size in get_container_requested_resources(pod, container, pod_level_managers).items():
+            init_peak.setdefault(name, 0)
+            if is_restartable_init_container(container):
+                sidecar_sum[name] = sidecar_sum.get(name, 0) + size
+            elif sidecar_sum.get(name, 0) + size > init_peak[name]:
+                init_peak[name] = sidecar_sum.get(name, 0) + size
+
+    app_sum: dict[str, int] = {}
+    for container in pod.containers:
+        for name, size in get_container_requested_resources(pod, container, pod_level_managers).items():
+            app_sum[name] = app_sum.get(name, 0) + size
+
+    total: dict[str, int] = {}
+    for name in _ordered(app_sum):
+        total[name] = max(app_sum[name] + sidecar_sum.get(name, 0), init_peak.get(name, 0))
+    return total
+
+
+def first_container_name(pod: Any) -> Optional[str]:
+    """The first init container, else the first app container (kubelet keys pod-level affinity on it)."""
+    containers = [*pod.init_containers, *pod.containers]
+    return containers[0].name if containers else None
