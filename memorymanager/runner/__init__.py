@@ -1,1 +1,9 @@
-"""The scenario runner: parse, execute and report scenario files (../shared/scenario-format.md)."""
+"""The scenario runner behind `memorymanager run` (contract: shared/scenario-format.md).
+
+- `scenario`: load and check a scenario file (`schema` holds the shape checks, `yamlio` strict YAML);
+- `execute`: run each scenario on a fresh `memorymanager.kubelet.KubeletNode`;
+- `observe`: the node's state in the shapes of the `expect` keys;
+- `expect`: the `expect` shapes and the comparison rules;
+- `results`, `report`: outcomes, the human report and `--json`;
+- `record`: `--record`; `discover`: which files a PATH stands for.
+"""

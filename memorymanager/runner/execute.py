@@ -1,0 +1,193 @@
+"""Running scenarios: each on a fresh node with its own checkpoint folder, step by step.
+
+A step that raises is not a crash: its message becomes the step's actual `error`.
+If the node cannot start (implicitly before the first step, or at `start`/`restart`),
+every later step that needs the node fails with `the node is not running (start failed: ...)`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from typing import Any, Callable, Iterable, Optional
+
+from ..kubelet import FixedHintProvider, KubeletNode, NodeError
+from ..pod import Pod
+from .discover import collect_scenario_files
+from .expect import compare
+from .observe import hint_maps_to_obj, pod_observations, state_observations
+from .results import RunReport, ScenarioResult, StepResult
+from .scenario import HintSpec, InjectedHints, Scenario, ScenarioError, Step, load_scenario
+
+CHECKPOINT_FILE_NAME = "memory_manager_state"
+MERGE_CHOICES = ("fast", "reference")
+
+
+def merge_function(name: str) -> Optional[Callable[..., Any]]:
+    """The topology manager merge for `--merge`: None (production) or the reference cross product."""
+    if name == "fast":
+        return None
+    if name == "reference":
+        from topologymanager.reference_merge import reference_merge_hints
+
+        return reference_merge_hints
+    raise ValueError(f'unknown merge "{name}"; expected one of: {", ".join(MERGE_CHOICES)}')
+
+
+def error_message(exc: BaseException) -> str:
+    """An exception as a one-line message: kubelet-text errors as they are, others with their type."""
+    text = str(exc) or type(exc).__name__
+    if type(exc).__module__ == "builtins" and not isinstance(exc, NodeError):
+        text = f"{type(exc).__name__}: {text}"
+    return text.replace("\n", " ")
+
+
+def to_topology_hints(spec: Optional[dict[str, Optional[list[HintSpec]]]]):
+    """Injected hints (scenario form) as a provider's answer (TopologyHint lists)."""
+    from topologymanager.hint import TopologyHint
+
+    if spec is None:
+        return None
+    return {
+        res: (None if hints is None else [TopologyHint.of(h.nodes, h.preferred) for h in hints])
+        for res, hints in spec.items()
+    }
+
+
+def build_provider(injected: InjectedHints) -> FixedHintProvider:
+    """The one extra hint provider of an `admit` step's `providers`."""
+    return FixedHintProvider(
+        {name: to_topology_hints(spec) for name, spec in injected.containers.items()},
+        to_topology_hints(injected.pod),
+    )
+
+
+class ScenarioRun:
+    """The execution of one scenario on one node."""
+
+    def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[Callable[..., Any]] = None):
+        self.scenario = scenario
+        self.node = KubeletNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
+        self.context_pod: Optional[Pod] = None
+
+    def run(self) -> list[StepResult]:
+        """Start the node (unless step 0 is `start`), then run every step."""
+        if self.scenario.steps[0].op != "start":
+            try:
+                self.node.start()
+            except NodeError:
+                pass  # reported by step 0, which cannot run without the node
+        return [self.run_step(step) for step in self.scenario.steps]
+
+    def run_step(self, step: Step) -> StepResult:
+        """One operation, then everything it can report, compared with its `expect`."""
+        actual: dict[str, Any] = {"error": None}
+        try:
+            self._execute(step, actual)
+        except Exception as exc:  # a failing step, never a crash of the runner
+            actual["error"] = error_message(exc)
+        self._observe(actual)
+        return StepResult(step.index, step.op, compare(step.expect, actual), actual)
+
+    def _execute(self, step: Step, actual: dict[str, Any]) -> None:
+        """Carry out the step's operation, adding what it returns (admission result, hints) to `actual`."""
+        node = self.node
+        if step.op == "start":
+            node.start()
+        elif step.op == "restart":
+            node.restart(step.kubelet)
+        elif step.op == "admit":
+            self.context_pod = step.pod
+            extra = build_provider(step.providers) if step.providers is not None else None
+            outcome = node.admit(step.pod, extra)
+            actual.update(admitted=outcome.admit, reason=outcome.reason, message=outcome.message)
+            actual["hints"] = hint_maps_to_obj(outcome.hints)
+        elif step.op == "hints":
+            self.context_pod = step.pod
+            actual["hints"] = hint_maps_to_obj(node.topology_hints(step.pod))
+        elif step.op == "remove":
+            pod = node.find_pod(step.pod_ref)
+            if pod is None:
+                # Never admitted here: kubelet's RemoveContainer of an unknown container ID does nothing.
+                node.remove_container_ids([f"{step.pod_ref}/{step.container}"] if step.container else [])
+            else:
+                self.context_pod = pod
+                node.remove(pod, step.container)
+        else:  # check: nothing happens, but there must be a node to look at
+            node.require_running()
+
+    def _observe(self, actual: dict[str, Any]) -> None:
+        """Add the node's state (and the context pod's) to `actual`; reading problems become the error."""
+        if not self.node.running:
+            return
+        try:
+            actual.update(state_observations(self.node))
+            if self.context_pod is not None:
+                actual.update(pod_observations(self.node, self.context_pod))
+        except Exception as exc:
+            if actual.get("error") is None:
+                actual["error"] = "reading the node state failed: " + error_message(exc)
+
+
+def prepare_state_dir(scenario: Scenario, state_dir: str) -> None:
+    """A fresh checkpoint folder: no old checkpoint, and the scenario's `checkpoint` if it has one."""
+    os.makedirs(state_dir, exist_ok=True)
+    path = os.path.join(state_dir, CHECKPOINT_FILE_NAME)
+    if os.path.lexists(path):
+        os.remove(path)
+    if scenario.checkpoint is not None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(scenario.checkpoint)
+
+
+def run_scenario(
+    scenario: Scenario, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None
+) -> ScenarioResult:
+    """Run one parsed scenario; `state_dir` None = a temporary folder removed afterwards."""
+    temp = None
+    if state_dir is None:
+        temp = tempfile.mkdtemp(prefix="memorymanager-")
+        state_dir = temp
+    try:
+        prepare_state_dir(scenario, state_dir)
+        steps = ScenarioRun(scenario, state_dir, merge_fn).run()
+    finally:
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+    return ScenarioResult(scenario.path, scenario.name, steps)
+
+
+def run_file(
+    path: str, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None
+) -> tuple[ScenarioResult, Optional[Scenario]]:
+    """Load and run one file; an invalid file gives an `invalid` result and no scenario."""
+    try:
+        scenario = load_scenario(path)
+    except ScenarioError as exc:
+        return ScenarioResult(path, error=str(exc)), None
+    except Exception as exc:  # a parser bug must not stop the other files
+        return ScenarioResult(path, error=f"{path}: {error_message(exc)}"), None
+    try:
+        return run_scenario(scenario, state_dir, merge_fn), scenario
+    except OSError as exc:
+        return ScenarioResult(path, scenario.name, error=f"{path}: cannot prepare the state folder: {exc}"), None
+
+
+def run_paths(
+    paths: Iterable[str],
+    state_dir: Optional[str] = None,
+    merge_fn: Optional[Callable[..., Any]] = None,
+    on_scenario: Optional[Callable[[ScenarioResult, Optional[Scenario]], None]] = None,
+) -> RunReport:
+    """Run every scenario file named by `paths` (files or folders), in order."""
+    report = RunReport()
+    for path, problem in collect_scenario_files(paths):
+        if problem is not None:
+            result, scenario = ScenarioResult(path, error=f"{path}: {problem}"), None
+        else:
+            result, scenario = run_file(path, state_dir, merge_fn)
+        report.scenarios.append(result)
+        if on_scenario is not None:
+            on_scenario(result, scenario)
+    return report
+

@@ -1,0 +1,50 @@
+"""What a step reports: the node's state in the shapes of the scenario's `expect` keys."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from topologymanager.hint_provider import ProviderHints
+
+from ..kubelet import KubeletNode
+from ..pod import Pod
+
+
+def hints_to_obj(hints: ProviderHints) -> Optional[dict]:
+    """A provider's hint map as `{RESOURCE: [HINT, ...] | null}` (None stays null)."""
+    if hints is None:
+        return None
+    return {res: (None if lst is None else [h.to_dict() for h in lst]) for res, lst in hints.items()}
+
+
+def hint_maps_to_obj(by_key: dict[str, ProviderHints]) -> dict:
+    """`{CONTAINER or "pod": {RESOURCE: [HINT, ...]}}`."""
+    return {key: hints_to_obj(h) for key, h in by_key.items()}
+
+
+def state_observations(node: KubeletNode) -> dict[str, Any]:
+    """machineState, entries, podEntries (checkpoint shapes) and allocatable (GetAllocatableMemory)."""
+    from state.checkpoint import assignments_to_obj, blocks_to_obj, machine_state_to_obj, pod_assignments_to_obj
+
+    mm = node.memory_manager
+    reader = mm.state()
+    return {
+        "machineState": machine_state_to_obj(reader.get_machine_state()),
+        "entries": assignments_to_obj(reader.get_memory_assignments()),
+        "podEntries": pod_assignments_to_obj(reader.get_pod_memory_assignments()),
+        "allocatable": blocks_to_obj(list(mm.get_allocatable_memory() or [])),
+    }
+
+
+def pod_observations(node: KubeletNode, pod: Pod) -> dict[str, Any]:
+    """affinity, memory and numaNodes for every container of `pod` (init, then app)."""
+    from state.checkpoint import blocks_to_obj
+
+    mm, tm = node.memory_manager, node.topology_manager
+    affinity, memory, numa_nodes = {}, {}, {}
+    for c in pod.all_containers():
+        affinity[c.name] = tm.get_affinity(pod.uid, c.name).to_dict()
+        blocks = mm.get_memory(pod.uid, c.name)
+        memory[c.name] = None if blocks is None else blocks_to_obj(list(blocks))
+        nodes = mm.get_memory_numa_nodes(pod, c)
+        numa_nodes[c.name] = None if nodes is None else sorted(nodes)
+    return {"affinity": affinity, "memory": memory, "numaNodes": numa_nodes}

@@ -1,0 +1,112 @@
+"""`--record`: write what each step actually reported into its `expect`.
+
+The rest of the document is kept (name, description, key order). The written keys are
+the ones the step already expected plus the operation's main results:
+
+| op | keys added |
+| --- | --- |
+| start | machineState |
+| admit | admitted, reason and message (when rejected), affinity, memory |
+| hints | hints |
+| remove | entries |
+| restart, check | machineState, entries |
+
+`error` is written when the step failed and removed when it did not. A key the step
+could not report (the node was not running) keeps its old value. The output is
+`<name>.recorded.yaml` next to the scenario, or the scenario itself with `--in-place`
+(a `.json` scenario stays JSON). YAML comments are lost, except the comment block at the
+very top of the file, which is carried over.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .results import ScenarioResult
+from .scenario import Scenario
+from .yamlio import dump_yaml
+
+KEY_ORDER = (
+    "error", "admitted", "reason", "message", "affinity", "hints", "memory", "numaNodes",
+    "machineState", "entries", "podEntries", "allocatable",
+)
+DEFAULT_KEYS = {
+    "start": ("machineState",),
+    "admit": ("admitted", "affinity", "memory"),
+    "hints": ("hints",),
+    "remove": ("entries",),
+    "restart": ("machineState", "entries"),
+    "check": ("machineState", "entries"),
+}
+
+
+def recorded_expect(op: str, old: dict[str, Any], actual: dict[str, Any]) -> dict[str, Any]:
+    """The new `expect` of a step: old keys refreshed from `actual`, the op's main keys added."""
+    wanted = set(old) | set(DEFAULT_KEYS[op])
+    if op == "admit" and actual.get("admitted") is False:
+        wanted |= {"reason", "message"}
+    wanted.discard("error")
+    new: dict[str, Any] = {}
+    if actual.get("error") is not None:
+        new["error"] = actual["error"]
+    for key in list(old) + [k for k in KEY_ORDER if k not in old]:
+        if key not in wanted or key in new:
+            continue
+        if key in actual:
+            new[key] = actual[key]
+        elif key in old:
+            new[key] = old[key]
+    return new
+
+
+def record_document(scenario: Scenario, result: ScenarioResult) -> dict:
+    """The scenario document with every step's `expect` replaced by the recorded one."""
+    doc = scenario.document
+    for step_doc, step in zip(doc["steps"], result.steps):
+        expect = recorded_expect(step.op, dict(step_doc.get("expect") or {}), step.actual)
+        if expect:
+            step_doc["expect"] = expect
+        else:
+            step_doc.pop("expect", None)
+    return doc
+
+
+def recorded_path(path: str, in_place: bool) -> str:
+    """Where `--record` writes: the file itself, or `<name>.recorded.yaml` beside it."""
+    if in_place:
+        return path
+    base, _ = os.path.splitext(path)
+    return base + ".recorded.yaml"
+
+
+def leading_comments(path: str) -> str:
+    """The comment lines (and blank lines among them) at the top of a YAML file."""
+    lines = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("#") or (line.strip() == "" and lines):
+                    lines.append(line if line.endswith("\n") else line + "\n")
+                else:
+                    break
+    except OSError:
+        return ""
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "".join(lines)
+
+
+def write_recorded(scenario: Scenario, result: ScenarioResult, in_place: bool = False) -> str:
+    """Write the recorded scenario; returns the path written."""
+    doc = record_document(scenario, result)
+    target = recorded_path(scenario.path, in_place)
+    if in_place and scenario.path.lower().endswith(".json"):
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    else:
+        text = leading_comments(scenario.path) + dump_yaml(doc)
+    tmp = target + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, target)
+    return target
