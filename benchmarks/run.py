@@ -1,0 +1,65 @@
+"""Run the benchmark suite and print the results table (medians of several runs).
+
+    python -m benchmarks.run            # the whole suite, as in the README
+    python -m benchmarks.run --quick    # fewer repeats, no cross-product reference
+
+Not a test: nothing here asserts a time. The README holds the table of a run.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+
+import psutil
+
+from benchmarks import admission, hints, merge
+from benchmarks.timing import Row
+
+TARGETS = {
+    "B1": "< 10 ms per 4 x 255 merge",
+    "B2": "< 5 ms at 8 NUMA nodes, < 1 s at 16",
+    "B3": "< 1 ms median",
+    "B4": ">= 10,000 ops/s with the checkpoint off",
+}
+
+
+def machine_line() -> str:
+    """The machine and Python the figures were taken on."""
+    cpu = platform.processor() or platform.machine()
+    memory = psutil.virtual_memory().total / (1 << 30)
+    return (f"{platform.python_implementation()} {platform.python_version()} on {platform.system()} {cpu}, "
+            f"{psutil.cpu_count()} cores, {memory:.0f} GiB")
+
+
+def print_table(rows: list[Row], out=sys.stdout) -> None:
+    """A Markdown table: benchmark, case, variant, median, note."""
+    print("| bench | case | variant | median | note |", file=out)
+    print("| --- | --- | --- | ---: | --- |", file=out)
+    for r in rows:
+        value = f"{r.value:,.0f} {r.unit}" if r.unit == "ops/s" else f"{r.value:.3f} {r.unit}"
+        print(f"| {r.bench} | {r.case} | {r.variant} | {value} | {r.note} |", file=out)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats; skip the slow cross-product reference")
+    parser.add_argument("--repeats", type=int, default=15, help="runs per median (default 15)")
+    parser.add_argument("--churn", type=int, default=10_000, help="pods in B4 (default 10,000)")
+    args = parser.parse_args(argv)
+    repeats = 3 if args.quick else args.repeats
+    print(machine_line())
+    rows: list[Row] = []
+    rows += merge.run(repeats, with_reference=not args.quick)
+    rows += hints.run(repeats)
+    rows += admission.run_b3(max(repeats, 25))
+    rows += admission.run_b4(1000 if args.quick else args.churn)
+    print_table(rows)
+    print()
+    for bench, target in TARGETS.items():
+        print(f"target {bench}: {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
