@@ -126,28 +126,6 @@ def expect_bool(value: Any, where: str) -> bool:
     return value
 
 
-def go_quote(text: str) -> str:
-    """`text` quoted as Go's %q / strconv.Quote does (used to reproduce kubelet's error texts)."""
-    out = ['"']
-    escapes = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               '"': '\\"', "\\": "\\\\"}
-    for ch in text:
-        if ch in escapes:
-            out.append(escapes[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            code = ord(ch)
-            if code < 0x80:
-                out.append(f"\\x{code:02x}")
-            elif code < 0x10000:
-                out.append(f"\\u{code:04x}")
-            else:
-                out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
 def load_yaml_file(path: Union[str, Path]) -> Any:
     """The decoded YAML/JSON document in `path`, or an InputError naming the file."""
     try:

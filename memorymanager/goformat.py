@@ -7,28 +7,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-_NAMED_ESCAPES = {
-    "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-    "\\": "\\\\", '"': '\\"',
-}
+# strconv.Quote lives once, beside the topology manager's option errors that need it too.
+from topologymanager.policy_options import go_quote
 
-
-def go_quote(text: str) -> str:
-    """strconv.Quote: double quotes, backslash escapes for quotes, controls and non-printables."""
-    out = ['"']
-    for char in text:
-        if char in _NAMED_ESCAPES:
-            out.append(_NAMED_ESCAPES[char])
-        elif char.isprintable():
-            out.append(char)
-        elif ord(char) < 0x80:
-            out.append(f"\\x{ord(char):02x}")
-        elif ord(char) < 0x10000:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(f"\\U{ord(char):08x}")
-    out.append('"')
-    return "".join(out)
+__all__ = ["go_quote", "go_map_string"]
 
 
 def go_map_string(mapping: Mapping[str, object]) -> str:

@@ -25,7 +25,8 @@ from typing import Any, Optional, Union
 from topologymanager.features import FeatureGateError, FeatureGates
 
 from .errors import (InputError, check_keys, expect_bool, expect_int, expect_list, expect_map, expect_str,
-                     go_quote, index_path, join_path, load_yaml_file)
+                     index_path, join_path, load_yaml_file)
+from .goformat import go_quote
 from .machine import MachineInfo, machine_hugepage_capacity
 from .quantity import BINARY_SI, DECIMAL_SI, Quantity, QuantityError, parse_quantity, unmarshal_quantity, zero_quantity
 
