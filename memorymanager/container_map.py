@@ -19,22 +19,45 @@ class ContainerMap:
     """containerID -> (podUID, containerName), in insertion order.
 
     Where Go walks its map in random order (a (pod, container) pair registered under
-    several IDs), the first-registered ID wins here.
+    several IDs), the first-registered ID wins here. A reverse index (pair -> its IDs in
+    the map's order) makes every look-up O(1).
     """
 
     def __init__(self, entries: Optional[dict[str, tuple[str, str]]] = None):
-        self._entries: dict[str, tuple[str, str]] = dict(entries or {})
+        self._entries: dict[str, tuple[str, str]] = {}
+        self._ids: dict[tuple[str, str], dict[str, None]] = {}  # (pod, container) -> IDs, map order
+        for container_id, (pod_uid, container_name) in (entries or {}).items():
+            self.add(pod_uid, container_name, container_id)
 
     def add(self, pod_uid: str, container_name: str, container_id: str) -> None:
-        """Register (or re-register) a container ID."""
-        self._entries[container_id] = (pod_uid, container_name)
+        """Register (or re-register) a container ID; a known ID keeps its place in the map's
+        order. Cost: O(1), or O(entries) when a known ID moves to another container."""
+        ref = (pod_uid, container_name)
+        old = self._entries.get(container_id)
+        if old == ref:
+            return
+        self._entries[container_id] = ref
+        if old is None:
+            self._ids.setdefault(ref, {})[container_id] = None
+            return
+        self._forget_id(old, container_id)
+        self._ids[ref] = {cid: None for cid, r in self._entries.items() if r == ref}
+
+    def _forget_id(self, ref: tuple[str, str], container_id: str) -> None:
+        """Drop one ID from the reverse index. Cost: O(1)."""
+        ids = self._ids[ref]
+        del ids[container_id]
+        if not ids:
+            del self._ids[ref]
 
     def remove_by_container_id(self, container_id: str) -> None:
-        """Forget one ID (unknown IDs are ignored)."""
-        self._entries.pop(container_id, None)
+        """Forget one ID (unknown IDs are ignored). Cost: O(1)."""
+        ref = self._entries.pop(container_id, None)
+        if ref is not None:
+            self._forget_id(ref, container_id)
 
     def remove_by_container_ref(self, pod_uid: str, container_name: str) -> None:
-        """Forget the ID registered for (pod, container), if any."""
+        """Forget the ID registered for (pod, container), if any. Cost: O(1)."""
         try:
             container_id = self.get_container_id(pod_uid, container_name)
         except ContainerMapError:
@@ -42,14 +65,14 @@ class ContainerMap:
         self.remove_by_container_id(container_id)
 
     def get_container_id(self, pod_uid: str, container_name: str) -> str:
-        """The ID registered for (pod, container)."""
-        for container_id, ref in self._entries.items():
-            if ref == (pod_uid, container_name):
-                return container_id
+        """The (first) ID registered for (pod, container). Cost: O(1)."""
+        ids = self._ids.get((pod_uid, container_name))
+        if ids:
+            return next(iter(ids))
         raise ContainerMapError(f"container {container_name} not in ContainerMap for pod {pod_uid}")
 
     def get_container_ref(self, container_id: str) -> tuple[str, str]:
-        """(pod UID, container name) of an ID."""
+        """(pod UID, container name) of an ID. Cost: O(1)."""
         if container_id not in self._entries:
             raise ContainerMapError(f"containerID {container_id} not in ContainerMap")
         return self._entries[container_id]

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 from state.types import Block
 from topologymanager import bitmask
 
-from .hints import ReusableLookup
+from .hints import ReusableLookup, no_reuse
 from .requests import is_regular_init_container
 
 # pod UID -> bitmask string (kubelet's BitMask.String()) -> resource -> bytes
@@ -40,7 +40,15 @@ class ReusableMemory:
         return self.by_pod.get(pod_uid, {}).get(bitmask.bitmask_string(mask), {}).get(resource, 0)
 
     def lookup(self, pod_uid: str) -> ReusableLookup:
-        """A (mask, resource) -> bytes function for one pod, for hint calculation."""
+        """A (mask, resource) -> bytes function for one pod, for hint calculation.
+
+        `hints.no_reuse` itself when the pod has nothing re-usable right now (the usual case),
+        which lets calculate_hints skip the look-ups; so the function reflects the bookkeeping
+        as it is at this call, and is meant for the hint calculations of one policy call.
+        Cost: O(1).
+        """
+        if not self.by_pod.get(pod_uid):
+            return no_reuse
         return lambda mask, resource: self.get(pod_uid, mask, resource)
 
     def update(self, pod: Any, container: Any, blocks: Iterable[Block]) -> None:

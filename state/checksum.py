@@ -17,7 +17,8 @@ reproduces that text byte for byte from the Go type descriptors in gotypes.py:
 """
 from __future__ import annotations
 
-from typing import Any
+from array import array
+from typing import Any, Iterable
 
 from .gotypes import GoInt, GoMap, GoPtr, GoSlice, GoString, GoStruct, GoType, GoUint
 
@@ -25,8 +26,74 @@ FNV32_OFFSET = 0x811C9DC5
 FNV32_PRIME = 0x01000193
 
 
-def fnv32a(data: bytes) -> int:
-    """32-bit FNV-1a (Go's hash/fnv New32a)."""
+def fnv32a(data: bytes, h: int = FNV32_OFFSET) -> int:
+    """32-bit FNV-1a (Go's hash/fnv New32a), continuing from the running value `h`.
+
+    Four bytes per loop step, reduced to 32 bits once per step (the low 32 bits of a
+    product depend only on the low 32 bits of its factors, and XOR with a byte only
+    touches the low 8): the same value as fnv32a_plain with a quarter of the loop
+    overhead. Cost: O(len(data)).
+    """
+    prime = FNV32_PRIME
+    whole = len(data) & ~3
+    quads = iter(data[:whole])
+    for a, b, c, d in zip(quads, quads, quads, quads):
+        h = (((((h ^ a) * prime ^ b) * prime ^ c) * prime ^ d) * prime) & 0xFFFFFFFF
+    for b in data[whole:]:
+        h = ((h ^ b) * prime) & 0xFFFFFFFF
+    return h
+
+
+class FNVMemo:
+    """FNV-1a over texts made of pieces that recur from one checksum to the next (a busy
+    node's checkpoint is rewritten after every change, mostly with unchanged nodes and
+    entries).
+
+    Over a piece of n bytes FNV-1a maps the running value h to h * P^n + C (mod 2^32), where
+    C depends only on the piece and on h's low byte: XOR with a byte changes h by an amount
+    set by h's low byte alone, and the low byte of a product depends only on the low bytes
+    of its factors, so every step's change is fixed once the piece and h's low byte are.
+    C is remembered per (piece, low byte). Pieces shorter than MIN_PIECE characters are
+    just hashed; at most MAX_PIECES pieces are remembered (the memo then starts afresh).
+    Cost: O(1) per remembered (piece, low byte), O(bytes) otherwise.
+    """
+
+    MIN_PIECE = 32
+    MAX_PIECES = 2048
+
+    def __init__(self) -> None:
+        """An empty memo."""
+        # piece -> (P^bytes mod 2^32, C + 1 by the running value's low byte; 0 = not known yet)
+        self._pieces: dict[str, tuple[int, array]] = {}
+
+    def checksum(self, pieces: Iterable[str]) -> int:
+        """fnv32a of the UTF-8 (surrogatepass) bytes of the pieces joined."""
+        h = FNV32_OFFSET
+        memo = self._pieces
+        for piece in pieces:
+            if len(piece) < self.MIN_PIECE:
+                for b in piece.encode("utf-8", "surrogatepass"):
+                    h = ((h ^ b) * FNV32_PRIME) & 0xFFFFFFFF
+                continue
+            known = memo.get(piece)
+            if known is None:
+                if len(memo) >= self.MAX_PIECES:
+                    memo.clear()
+                size = len(piece.encode("utf-8", "surrogatepass"))
+                known = memo[piece] = (pow(FNV32_PRIME, size, 1 << 32), array("Q", bytes(8 * 256)))
+            power, offsets = known
+            offset = offsets[h & 0xFF]
+            if offset:
+                h = (h * power + offset - 1) & 0xFFFFFFFF
+            else:
+                after = fnv32a(piece.encode("utf-8", "surrogatepass"), h)
+                offsets[h & 0xFF] = ((after - h * power) & 0xFFFFFFFF) + 1
+                h = after
+        return h
+
+
+def fnv32a_plain(data: bytes) -> int:
+    """32-bit FNV-1a, one byte per step (the oracle of fnv32a). Cost: O(len(data))."""
     h = FNV32_OFFSET
     for b in data:
         h = ((h ^ b) * FNV32_PRIME) & 0xFFFFFFFF

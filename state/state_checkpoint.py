@@ -30,6 +30,7 @@ from .checkpoint import (
     read_checkpoint,
 )
 from .checkpoint_manager import CheckpointManager, FileOps, StoreError
+from .checksum import FNVMemo
 from .state_mem import MemoryState
 from .types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
@@ -133,6 +134,7 @@ class CheckpointState:
         self.write_format = write_format
         self.restored_format: Optional[str] = None  # v1/v2/v3, or None when created fresh
         self.last_store_error: Optional[Exception] = None
+        self._checksum_memo = FNVMemo()  # checksums of unchanged pieces, from one write to the next
 
     @property
     def path(self) -> str:
@@ -172,6 +174,7 @@ class CheckpointState:
             self._cache.get_memory_assignments(),
             pod_entries,
             self.write_format,
+            memo=self._checksum_memo,
         )
 
     def _store(self) -> None:
@@ -201,6 +204,10 @@ class CheckpointState:
         """A copy of all container assignments."""
         return self._cache.get_memory_assignments()
 
+    def assigned_containers(self) -> list[tuple[str, str]]:
+        """(pod UID, container name) of every container entry, sorted. Cost: O(c log c)."""
+        return self._cache.assigned_containers()
+
     def get_pod_memory_blocks(self, pod_uid: str) -> Optional[list[Block]]:
         """A copy of a pod's pod-level blocks, or None."""
         return self._cache.get_pod_memory_blocks(pod_uid)
@@ -214,6 +221,12 @@ class CheckpointState:
     def set_machine_state(self, memory_map: Optional[NUMANodeMap]) -> None:
         """Store the NUMA node map, then write the checkpoint."""
         self._cache.set_machine_state(memory_map)
+        self._store_logged()
+
+    def adopt_machine_state(self, memory_map: Optional[NUMANodeMap]) -> None:
+        """Store a NUMA node map handed over by a caller that never uses it again (no copy; see
+        MemoryState.adopt_machine_state), then write the checkpoint."""
+        self._cache.adopt_machine_state(memory_map)
         self._store_logged()
 
     def set_memory_blocks(self, pod_uid: str, container_name: str, blocks: Optional[list[Block]]) -> None:

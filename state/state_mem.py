@@ -47,6 +47,13 @@ class MemoryState:
         """A copy of all container assignments."""
         return clone_assignments(self._assignments)
 
+    def assigned_containers(self) -> list[tuple[str, str]]:
+        """(pod UID, container name) of every container entry, pods then containers sorted
+        (keys only: nothing to copy). Cost: O(c log c) for c containers."""
+        return [
+            (pod_uid, name) for pod_uid in sorted(self._assignments) for name in sorted(self._assignments[pod_uid] or {})
+        ]
+
     def get_pod_memory_blocks(self, pod_uid: str) -> Optional[list[Block]]:
         """A copy of the pod-level blocks, or None when the pod has no pod entry."""
         entry = self._pod_assignments.get(pod_uid)
@@ -63,6 +70,18 @@ class MemoryState:
     def set_machine_state(self, memory_map: Optional[NUMANodeMap]) -> None:
         """Store a copy of the NUMA node map."""
         self._machine_state = clone_machine_state(memory_map)
+
+    def adopt_machine_state(self, memory_map: Optional[NUMANodeMap]) -> None:
+        """Store a NUMA node map without copying it, for a caller that hands the map over and
+        never uses it again (the static policy saving the map it has just changed). What is
+        stored equals what set_machine_state would store (nil `cells` become []).
+        Cost: O(nodes), against O(nodes * tables) for set_machine_state."""
+        if memory_map is None:
+            memory_map = {}
+        for node in memory_map.values():
+            if node is not None and node.cells is None:
+                node.cells = []
+        self._machine_state = memory_map
 
     def set_memory_blocks(self, pod_uid: str, container_name: str, blocks: Optional[list[Block]]) -> None:
         """Store a copy of one container's blocks (creating the pod's entry)."""

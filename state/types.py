@@ -6,7 +6,6 @@ None stands for nil and [] / {} for empty, everywhere.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Optional
 
@@ -47,12 +46,21 @@ class NUMANodeState:
     cells: Optional[list[int]] = None
 
     def clone(self) -> "NUMANodeState":
-        """A deep copy; like kubelet's Clone, a nil `cells` becomes an empty list."""
+        """A deep copy; like kubelet's Clone, a nil `cells` becomes an empty list (a nil memory map
+        and nil tables stay nil). Cost: O(tables + cells), built field by field (no deepcopy)."""
+        memory_map = self.memory_map
+        if memory_map is not None:
+            memory_map = {resource: clone_memory_table(table) for resource, table in memory_map.items()}
         return NUMANodeState(
-            number_of_assignments=self.number_of_assignments,
-            memory_map=copy.deepcopy(self.memory_map),
-            cells=list(self.cells) if self.cells is not None else [],
+            self.number_of_assignments, memory_map, list(self.cells) if self.cells is not None else []
         )
+
+
+def clone_memory_table(table: Optional[MemoryTable]) -> Optional[MemoryTable]:
+    """A copy of a memory table (None stays None). Cost: O(1)."""
+    if table is None:
+        return None
+    return MemoryTable(table.total_mem_size, table.system_reserved, table.allocatable, table.reserved, table.free)
 
 
 # NUMA id -> node state (kubelet's `NUMANodeMap`, JSON keys are decimal strings).
@@ -87,20 +95,21 @@ PodMemoryAssignments = dict[str, PodEntry]
 
 
 def clone_machine_state(machine_state: Optional[NUMANodeMap]) -> NUMANodeMap:
-    """A deep copy of a NUMA node map (kubelet's NUMANodeMap.Clone; a nil map gives an empty one)."""
+    """A deep copy of a NUMA node map (kubelet's NUMANodeMap.Clone; a nil map gives an empty one).
+    Cost: O(nodes * tables)."""
     if machine_state is None:
         return {}
     return {nid: (node.clone() if node is not None else None) for nid, node in machine_state.items()}
 
 
 def clone_block(block: Block) -> Block:
-    """A copy of a block that shares nothing with it."""
+    """A copy of a block that shares nothing with it. Cost: O(len(numa_affinity))."""
     affinity = list(block.numa_affinity) if block.numa_affinity is not None else None
     return Block(numa_affinity=affinity, type=block.type, size=block.size)
 
 
 def clone_blocks(blocks: Optional[list[Block]]) -> list[Block]:
-    """`append([]Block{}, blocks...)`: a copy, never nil."""
+    """`append([]Block{}, blocks...)`: a copy, never nil. Cost: O(blocks)."""
     return [clone_block(b) for b in blocks or ()]
 
 

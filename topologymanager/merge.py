@@ -38,7 +38,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
-from . import bitmask
 from .errors import HintProviderError
 from .hint import TopologyHint
 from .hint_provider import ProviderHints
@@ -106,24 +105,15 @@ def merge_permutation(default_affinity: int, permutation: Sequence[TopologyHint]
     return TopologyHint(merged, preferred)
 
 
-def _narrowest_hint(hints: Sequence[TopologyHint]) -> Optional[TopologyHint]:
-    """The first hint with the narrowest non-nil affinity, or None if all are nil."""
-    narrowest: Optional[TopologyHint] = None
-    for hint in hints:
-        if hint.numa_node_affinity is None:
-            continue
-        if narrowest is None or bitmask.is_narrower_than(hint.numa_node_affinity, narrowest.numa_node_affinity):
-            narrowest = hint
-    return narrowest
-
-
 def max_of_min_affinity_counts(hint_lists: Sequence[Sequence[TopologyHint]]) -> int:
-    """The largest, over all lists, of the bit count of the list's narrowest non-nil hint (0 if none)."""
+    """The largest, over all lists, of the bit count of the list's narrowest non-nil hint (0 if none).
+
+    The narrowest hint has the fewest bits, so this is the largest per-list minimum bit count.
+    Cost: O(total hints)."""
     result = 0
     for hints in hint_lists:
-        narrowest = _narrowest_hint(hints)
-        if narrowest is not None:
-            result = max(result, bitmask.count(narrowest.numa_node_affinity))
+        fewest = min((h.numa_node_affinity.bit_count() for h in hints if h.numa_node_affinity is not None), default=0)
+        result = max(result, fewest)
     return result
 
 
@@ -367,11 +357,13 @@ def merge_hints(
     default = numa_info.default_affinity_mask()
     if any(len(hints) == 0 for hints in hint_lists):
         return TopologyHint(default, False)  # no permutation at all
-    merger = new_hint_merger(numa_info, hint_lists, policy_name, prefer_closest)
-    fitter = _fitter_fn(numa_info, merger.uses_distance())
+    # BestNonPreferredAffinityCount (a pass over every hint) only matters without a preferred candidate.
+    use_distance = HintMerger(numa_info, policy_name, prefer_closest, 0).uses_distance()
+    fitter = _fitter_fn(numa_info, use_distance)
     preferred = _best_preferred_mask(default, hint_lists, fitter)
     if preferred is not None:
         return TopologyHint(preferred, True)
+    merger = new_hint_merger(numa_info, hint_lists, policy_name, prefer_closest)
     non_preferred = _best_non_preferred_mask(
         default, hint_lists, merger.best_non_preferred_affinity_count, fitter, not merger.uses_distance()
     )
