@@ -10,7 +10,6 @@ from __future__ import annotations
 from benchmarks.timing import Row, median_seconds
 from topologymanager.fast_merge import fast_merge_hints
 from topologymanager.hint import TopologyHint
-from topologymanager.merge import merge_hints
 from topologymanager.numa_info import NUMAInfo
 from topologymanager.reference_merge import reference_merge_hints
 
@@ -40,9 +39,6 @@ def run(repeats: int, with_reference: bool) -> list[Row]:
             lists = filtered(policy, [hints] * count)
             fast = median_seconds(lambda: fast_merge_hints(info, lists, policy, False), repeats)
             rows.append(Row("B1", f"merge {count} lists x 255, {policy}", "fast", fast * 1e3, "ms"))
-            if count == 3:
-                dfs = median_seconds(lambda: merge_hints(info, lists, policy, False), max(1, repeats // 2))
-                rows.append(Row("B1", f"merge {count} lists x 255, {policy}", "depth-first", dfs * 1e3, "ms"))
             if count == 3 and with_reference:
                 ref = median_seconds(lambda: reference_merge_hints(info, lists, policy, False), 1)
                 rows.append(Row("B1", f"merge {count} lists x 255, {policy}", "reference", ref * 1e3, "ms",

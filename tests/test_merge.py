@@ -13,7 +13,6 @@ from topologymanager.merge import (
     HintMerger,
     filter_providers_hints,
     max_of_min_affinity_counts,
-    merge_hints,
     merge_permutation,
 )
 from topologymanager.numa_info import NUMAInfo
@@ -21,6 +20,7 @@ from topologymanager.policy_best_effort import BestEffortPolicy
 from topologymanager.policy_options import PolicyOptions
 from topologymanager.policy_restricted import RestrictedPolicy
 from topologymanager.policy_single_numa_node import SingleNumaNodePolicy
+from topologymanager.fast_merge import fast_merge_hints
 from topologymanager.reference_merge import reference_merge_hints
 
 
@@ -150,7 +150,7 @@ SINGLE_NUMA_NODE = [
     ("one no-preference provider", [{"resource1": [P(0), P(1), N(0, 1)]}, None], ([0], True)),
 ]
 
-MERGE_FNS = {"production": merge_hints, "reference": reference_merge_hints}
+MERGE_FNS = {"production": fast_merge_hints, "reference": reference_merge_hints}
 
 
 def expected_hint(numa_info, expected):

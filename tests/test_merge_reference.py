@@ -10,7 +10,8 @@ from math import prod
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from topologymanager.hint import TopologyHint
-from topologymanager.merge import filter_providers_hints, merge_hints
+from topologymanager.fast_merge import fast_merge_hints
+from topologymanager.merge import filter_providers_hints
 from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy_best_effort import BestEffortPolicy
 from topologymanager.policy_none import NonePolicy
@@ -110,7 +111,7 @@ def scenarios(draw):
 @given(scenarios())
 def test_production_merge_equals_reference(scenario):
     numa_info, answers, policy_name, prefer_closest = scenario
-    production = make_policy(policy_name, numa_info, prefer_closest, merge_hints).merge(answers)
+    production = make_policy(policy_name, numa_info, prefer_closest, fast_merge_hints).merge(answers)
     reference = make_policy(policy_name, numa_info, prefer_closest, reference_merge_hints).merge(answers)
     assert production == reference
 
@@ -120,7 +121,7 @@ def test_production_merge_equals_reference(scenario):
 def test_merge_hints_direct_on_filtered_lists(scenario):
     numa_info, answers, policy_name, prefer_closest = scenario
     lists = filter_providers_hints(answers)
-    got = merge_hints(numa_info, lists, policy_name, prefer_closest)
+    got = fast_merge_hints(numa_info, lists, policy_name, prefer_closest)
     assert got == reference_merge_hints(numa_info, lists, policy_name, prefer_closest)
     # invariants: the result always has a (non-nil) mask within the machine, or the default
     default = numa_info.default_affinity_mask()

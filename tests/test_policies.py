@@ -4,7 +4,7 @@ import pytest
 
 from topologymanager.bitmask import new_bitmask
 from topologymanager.hint import TopologyHint
-from topologymanager.merge import merge_hints
+from topologymanager.fast_merge import fast_merge_hints
 from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy import Policy, is_alignment_guaranteed
 from topologymanager.policy_best_effort import BestEffortPolicy
@@ -123,7 +123,7 @@ def test_policies_use_their_merge_fn():
 
 
 def test_default_merge_fn_is_production_and_reference_is_swappable():
-    assert BestEffortPolicy(TWO).merge_fn is merge_hints
-    assert SingleNumaNodePolicy(TWO).merge_fn is merge_hints
+    assert BestEffortPolicy(TWO).merge_fn is fast_merge_hints
+    assert SingleNumaNodePolicy(TWO).merge_fn is fast_merge_hints
     ref = RestrictedPolicy(TWO, PolicyOptions(), reference_merge_hints)
     assert ref.merge([{"r": [P(1), N(0, 1)]}]) == (P(1), True)

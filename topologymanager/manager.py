@@ -19,7 +19,8 @@ from .errors import NUMAInfoError, TopologyManagerError
 from .features import FeatureGates
 from .hint import TopologyHint
 from .hint_provider import HintProvider
-from .merge import MergeFn, merge_hints
+from .fast_merge import fast_merge_hints
+from .merge import MergeFn
 from .numa_info import NUMAInfo, new_numa_info
 from .policy import POLICY_BEST_EFFORT, POLICY_NONE, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE, Policy
 from .policy_best_effort import BestEffortPolicy
@@ -78,7 +79,7 @@ class Manager:
 
 def new_policy(name: str, numa_info: NUMAInfo, opts: PolicyOptions, merge_fn: Optional[MergeFn] = None) -> Policy:
     """The merging policy called `name`; `unknown policy: "x"` otherwise (none is handled by new_manager)."""
-    fn = merge_fn if merge_fn is not None else merge_hints
+    fn = merge_fn if merge_fn is not None else fast_merge_hints
     if name == POLICY_BEST_EFFORT:
         return BestEffortPolicy(numa_info, opts, fn)
     if name == POLICY_RESTRICTED:

@@ -3,7 +3,7 @@
 A policy turns the hint maps of all providers into one hint and an admit decision.
 The four policies live in policy_none.py, policy_best_effort.py, policy_restricted.py
 and policy_single_numa_node.py; each merging policy calls its `merge_fn`
-(`merge.merge_hints` unless another is given, e.g. the reference merge).
+(`fast_merge.fast_merge_hints` unless another is given, e.g. the reference merge).
 """
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ from typing import Sequence
 
 from .hint import TopologyHint
 from .hint_provider import ProviderHints
-from .merge import MergeFn, filter_providers_hints, merge_hints
+from .fast_merge import fast_merge_hints
+from .merge import MergeFn, filter_providers_hints
 from .numa_info import NUMAInfo
 from .policy import POLICY_SINGLE_NUMA_NODE
 from .policy_options import PolicyOptions
@@ -38,7 +39,7 @@ class SingleNumaNodePolicy:
 
     numa_info: NUMAInfo
     opts: PolicyOptions = field(default_factory=PolicyOptions)
-    merge_fn: MergeFn = merge_hints
+    merge_fn: MergeFn = fast_merge_hints
 
     @property
     def name(self) -> str:

@@ -3,7 +3,7 @@
 No shortcuts: every permutation of one hint per list, in kubelet's odometer order
 (itertools.product varies the last list fastest, like kubelet's recursion), merged
 with `merge_permutation` and folded with `HintMerger.compare`. It is the oracle the
-production `merge.merge_hints` is tested against, and has the same signature so a
+production `fast_merge.fast_merge_hints` is tested against, and has the same signature so a
 policy can be given either as its `merge_fn`.
 """
 from __future__ import annotations
