@@ -201,34 +201,52 @@ def _group_sums(machine_state: NUMANodeMap, cells: list[int], resource: str) -> 
     return free, reserved
 
 
+def paired_tables(
+    first: NUMANodeMap, second: NUMANodeMap
+) -> Optional[list[tuple[NUMANodeState, str, MemoryTable, MemoryTable]]]:
+    """The (node of `first`, resource, table of `first`, table of `second`) pairs of two states
+    with the same shape, or None when the shape differs: other nodes, other assignment counts,
+    other groups, other resource types, or a null node or table (where kubelet would crash).
+
+    The common first half of kubelet's areMachineStatesEqual and isTolerableMachineStateDrift.
+    """
+    if len(first) != len(second):
+        return None
+    pairs = []
+    for node_id, node1 in first.items():
+        node2 = second.get(node_id)
+        if node1 is None or node2 is None:
+            return None
+        if node1.number_of_assignments != node2.number_of_assignments:
+            return None
+        if not are_groups_equal(node1.cells, node2.cells):
+            return None
+        map1 = node1.memory_map or {}
+        map2 = node2.memory_map or {}
+        if len(map1) != len(map2):
+            return None
+        for resource, table1 in map1.items():
+            table2 = map2.get(resource)
+            if table1 is None or table2 is None:
+                return None
+            pairs.append((node1, resource, table1, table2))
+    return pairs
+
+
 def are_machine_states_equal(stored: NUMANodeMap, expected: NUMANodeMap) -> bool:
     """kubelet's areMachineStatesEqual: same nodes, assignments, groups and tables, with free and
     reserved compared as sums over the stored node's group (per-node splits may differ).
 
     Null nodes or tables, where kubelet would crash, count as a difference.
     """
-    if len(stored) != len(expected):
+    pairs = paired_tables(stored, expected)
+    if pairs is None:
         return False
-    for node_id, node1 in stored.items():
-        node2 = expected.get(node_id)
-        if node1 is None or node2 is None:
+    for node1, resource, table1, table2 in pairs:
+        if not _tables_equal(table1, table2):
             return False
-        if node1.number_of_assignments != node2.number_of_assignments:
+        sums1 = _group_sums(stored, node1.cells or [], resource)
+        sums2 = _group_sums(expected, node1.cells or [], resource)
+        if sums1 is None or sums2 is None or sums1 != sums2:
             return False
-        if not are_groups_equal(node1.cells, node2.cells):
-            return False
-        map1 = node1.memory_map or {}
-        map2 = node2.memory_map or {}
-        if len(map1) != len(map2):
-            return False
-        for resource, table1 in map1.items():
-            table2 = map2.get(resource)
-            if table1 is None or table2 is None:
-                return False
-            if not _tables_equal(table1, table2):
-                return False
-            sums1 = _group_sums(stored, node1.cells or [], resource)
-            sums2 = _group_sums(expected, node1.cells or [], resource)
-            if sums1 is None or sums2 is None or sums1 != sums2:
-                return False
     return True

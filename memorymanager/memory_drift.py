@@ -14,7 +14,7 @@ from typing import Optional
 
 from state.types import MEMORY, NUMANodeMap
 
-from .machine_state import are_groups_equal
+from .machine_state import paired_tables
 
 MEMORY_DRIFT_GRACE_BYTES = 64 * 1024 * 1024
 PROC_IOMEM_PATH = "/proc/iomem"
@@ -93,38 +93,24 @@ def is_tolerable_machine_state_drift(stored: NUMANodeMap, current: NUMANodeMap, 
     (inclusive). Free/reserved are not compared: the assignments were already
     re-fitted into `current`.
     """
-    if len(stored) != len(current):
+    pairs = paired_tables(stored, current)
+    if pairs is None:
         return False
-    for node_id, stored_node in stored.items():
-        current_node = current.get(node_id)
-        if stored_node is None or current_node is None:
+    for _, resource, stored_table, current_table in pairs:
+        if stored_table.system_reserved != current_table.system_reserved:
             return False
-        if stored_node.number_of_assignments != current_node.number_of_assignments:
-            return False
-        if not are_groups_equal(stored_node.cells, current_node.cells):
-            return False
-        stored_map = stored_node.memory_map or {}
-        current_map = current_node.memory_map or {}
-        if len(stored_map) != len(current_map):
-            return False
-        for resource, stored_table in stored_map.items():
-            current_table = current_map.get(resource)
-            if stored_table is None or current_table is None:
-                return False
-            if stored_table.system_reserved != current_table.system_reserved:
-                return False
-            if resource != MEMORY:
-                if (
-                    stored_table.total_mem_size != current_table.total_mem_size
-                    or stored_table.allocatable != current_table.allocatable
-                ):
-                    return False
-                continue
+        if resource != MEMORY:
             if (
-                absolute_diff(stored_table.total_mem_size, current_table.total_mem_size) > max_drift
-                or absolute_diff(stored_table.allocatable, current_table.allocatable) > max_drift
+                stored_table.total_mem_size != current_table.total_mem_size
+                or stored_table.allocatable != current_table.allocatable
             ):
                 return False
+            continue
+        if (
+            absolute_diff(stored_table.total_mem_size, current_table.total_mem_size) > max_drift
+            or absolute_diff(stored_table.allocatable, current_table.allocatable) > max_drift
+        ):
+            return False
     return True
 
 
