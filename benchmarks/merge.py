@@ -1,7 +1,8 @@
 """B1: the hint merge on the kubelet #131738 shape, fast merge against the cross product.
 
 8 NUMA nodes; every list holds all 255 masks, the single-node ones preferred (what a
-provider returns for a small request on an idle node). With 4 lists kubelet walks
+provider returns for a small request on an idle node), and an adversarial variant where
+no hint is preferred. With 4 lists kubelet walks
 255^4 = 4.2e9 combinations; with 3 lists 16.6e6, where the reference still finishes
 and the ratio reference/fast is measured in the same run.
 """
@@ -43,4 +44,9 @@ def run(repeats: int, with_reference: bool) -> list[Row]:
                 ref = median_seconds(lambda: reference_merge_hints(info, lists, policy, False), 1)
                 rows.append(Row("B1", f"merge {count} lists x 255, {policy}", "reference", ref * 1e3, "ms",
                                 note=f"reference/fast = {ref / fast:,.0f}x"))
+    # Adversarial: no hint is preferred, so the order-sensitive non-preferred rules decide
+    # and every produced mask must be known (kubelet: the whole 255^4 product).
+    non_preferred = [TopologyHint(mask, False) for mask in range(1, 256)]
+    seconds = median_seconds(lambda: fast_merge_hints(info, [non_preferred] * 4, "best-effort", False), repeats)
+    rows.append(Row("B1", "merge 4 lists x 255, none preferred, best-effort", "fast", seconds * 1e3, "ms"))
     return rows

@@ -9,16 +9,10 @@ from pathlib import Path
 import pytest
 
 from memorymanager import cli
+from scenario_helpers import TWO_NODE_MACHINE
 
 ROOT = Path(__file__).resolve().parent.parent
-MACHINE = {
-    "num_cores": 2,
-    "memory_capacity": 8589934592,
-    "topology": [
-        {"node_id": 0, "memory": 4294967296, "cores": [{"core_id": 0, "thread_ids": [0], "socket_id": 0}]},
-        {"node_id": 1, "memory": 4294967296, "cores": [{"core_id": 1, "thread_ids": [1], "socket_id": 1}]},
-    ],
-}
+MACHINE = TWO_NODE_MACHINE
 POD = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
 STATIC = {"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
 

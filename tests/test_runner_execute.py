@@ -8,15 +8,9 @@ from memorymanager.runner import execute
 from memorymanager.runner.discover import collect_scenario_files
 from memorymanager.runner.execute import error_message, merge_function, run_file, run_paths
 from memorymanager.runner.report import scenario_lines, summary_line, write_human, write_json
+from scenario_helpers import TWO_NODE_MACHINE
 
-MACHINE = {
-    "num_cores": 2,
-    "memory_capacity": 8589934592,
-    "topology": [
-        {"node_id": 0, "memory": 4294967296, "cores": [{"core_id": 0, "thread_ids": [0], "socket_id": 0}]},
-        {"node_id": 1, "memory": 4294967296, "cores": [{"core_id": 1, "thread_ids": [1], "socket_id": 1}]},
-    ],
-}
+MACHINE = TWO_NODE_MACHINE
 STATIC = {"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
 
 

@@ -6,15 +6,9 @@ import yaml
 
 from memorymanager.runner.execute import run_file
 from memorymanager.runner.record import recorded_expect, recorded_path, write_recorded
+from scenario_helpers import TWO_NODE_MACHINE
 
-MACHINE = {
-    "num_cores": 2,
-    "memory_capacity": 8589934592,
-    "topology": [
-        {"node_id": 0, "memory": 4294967296, "cores": [{"core_id": 0, "thread_ids": [0], "socket_id": 0}]},
-        {"node_id": 1, "memory": 4294967296, "cores": [{"core_id": 1, "thread_ids": [1], "socket_id": 1}]},
-    ],
-}
+MACHINE = TWO_NODE_MACHINE
 
 SCENARIO = """\
 # The derivation comment at the top survives recording.

@@ -5,15 +5,9 @@ import textwrap
 import pytest
 
 from memorymanager.runner.scenario import ScenarioError, load_scenario
+from scenario_helpers import TWO_NODE_MACHINE
 
-MACHINE = {
-    "num_cores": 2,
-    "memory_capacity": 8589934592,
-    "topology": [
-        {"node_id": 0, "memory": 4294967296, "cores": [{"core_id": 0, "thread_ids": [0], "socket_id": 0}]},
-        {"node_id": 1, "memory": 4294967296, "cores": [{"core_id": 1, "thread_ids": [1], "socket_id": 1}]},
-    ],
-}
+MACHINE = TWO_NODE_MACHINE
 POD = {
     "metadata": {"name": "p"},
     "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]},
