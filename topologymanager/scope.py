@@ -72,6 +72,10 @@ class Scope:
         """The policy this scope merges with."""
         return self.policy
 
+    def uses_pod_level_allocation(self, pod: Any) -> bool:
+        """Whether this pod takes the KEP-5526 path (PodLevelResourceManagers gate on and pod-level resources set)."""
+        return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE) and is_pod_level_resources_set(pod)
+
     # --- providers ---------------------------------------------------------------------
     def add_hint_provider(self, provider: HintProvider) -> None:
         """Register a provider; providers are consulted in registration order."""

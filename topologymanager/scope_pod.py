@@ -6,22 +6,23 @@ stored for every container, then every provider allocates container by container
 With the `PodLevelResourceManagers` feature gate on and pod-level resources set
 (KEP-5526), the hint is stored for every container and then each provider that can
 (`allocate_pod`) allocates the whole pod once instead; providers without
-`allocate_pod` are skipped.
+`allocate_pod` are skipped. A rejection on that path is a PodLevelTopologyAffinityError
+(`Pod Scope pod with pod-level resources failed admission under pod-scope topology manager`).
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from .admission import PodAdmitResult, TopologyAffinityError, get_pod_admit_result
+from .admission import (
+    POD_SCOPE_POD_LEVEL_REJECTION,
+    PodAdmitResult,
+    PodLevelTopologyAffinityError,
+    TopologyAffinityError,
+    get_pod_admit_result,
+)
 from .hint import TopologyHint
 from .hint_provider import ProviderHints
-from .scope import (
-    POD_LEVEL_RESOURCE_MANAGERS_GATE,
-    POD_TOPOLOGY_SCOPE,
-    Scope,
-    all_containers,
-    is_pod_level_resources_set,
-)
+from .scope import POD_TOPOLOGY_SCOPE, Scope, all_containers
 
 
 class PodScope(Scope):
@@ -37,16 +38,14 @@ class PodScope(Scope):
         """The policy's merged hint and admit decision for the whole pod."""
         return self.policy.merge(self.accumulate_providers_hints(pod))
 
-    def uses_pod_level_allocation(self, pod: Any) -> bool:
-        """Whether this pod takes the KEP-5526 path (gate on and pod-level resources set)."""
-        return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE) and is_pod_level_resources_set(pod)
-
     def admit(self, pod: Any) -> PodAdmitResult:
         """One merge; then store the hint for every container and allocate."""
         best, admit = self.calculate_affinity(pod)
-        if not admit:
-            return get_pod_admit_result(TopologyAffinityError())
         pod_level = self.uses_pod_level_allocation(pod)
+        if not admit:
+            if pod_level:
+                return get_pod_admit_result(PodLevelTopologyAffinityError(POD_SCOPE_POD_LEVEL_REJECTION))
+            return get_pod_admit_result(TopologyAffinityError())
         for container in all_containers(pod):
             self.set_topology_hint(str(pod.uid), container.name, best)
             if pod_level:
