@@ -168,23 +168,26 @@ def _mul(a: int, b: int) -> int:
 
 def superset_sums(values: list[int]) -> None:
     """In place: values[t] becomes the sum of values[u] over every u that contains t."""
-    size = len(values)
-    step = 1
-    while step < size:
-        for low in range(0, size, 2 * step):
-            high = low + step
-            values[low:high] = map(add, values[low:high], values[high:high + step])
-        step *= 2
+    _fold_supersets(values, add)
 
 
 def superset_differences(values: list[int]) -> None:
     """In place: the inverse of `superset_sums` (inclusion-exclusion over supersets)."""
+    _fold_supersets(values, sub)
+
+
+def _fold_supersets(values: list[int], combine) -> None:
+    """For each bit, combine every entry without that bit with its partner that has it.
+
+    n passes of 2^(n-1) operations; the pairs of one pass are contiguous runs, so each
+    run is one slice assignment rather than a Python-level loop per element.
+    """
     size = len(values)
     step = 1
     while step < size:
         for low in range(0, size, 2 * step):
             high = low + step
-            values[low:high] = map(sub, values[low:high], values[high:high + step])
+            values[low:high] = map(combine, values[low:high], values[high:high + step])
         step *= 2
 
 
