@@ -6,7 +6,6 @@ cases are order-independent).
 """
 import pytest
 
-from topologymanager.bitmask import new_bitmask
 from topologymanager.errors import HintProviderError
 from topologymanager.hint import TopologyHint
 from topologymanager.merge import (
@@ -24,18 +23,7 @@ from topologymanager.fast_merge import fast_merge_hints
 from topologymanager.reference_merge import reference_merge_hints
 
 
-def P(*nodes):
-    """A preferred hint on `nodes`."""
-    return TopologyHint(new_bitmask(*nodes), True)
-
-
-def N(*nodes):
-    """A non-preferred hint on `nodes`."""
-    return TopologyHint(new_bitmask(*nodes), False)
-
-
-PNIL = TopologyHint(None, True)
-NNIL = TopologyHint(None, False)
+from topology_helpers import NNIL, PNIL, N, P
 ALL = "all"  # expected affinity: every NUMA node of the machine
 
 

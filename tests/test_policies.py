@@ -2,7 +2,6 @@
 policy_single_numa_node_test (names, admit rules, single-NUMA filtering), translated."""
 import pytest
 
-from topologymanager.bitmask import new_bitmask
 from topologymanager.hint import TopologyHint
 from topologymanager.fast_merge import fast_merge_hints
 from topologymanager.numa_info import NUMAInfo
@@ -15,17 +14,7 @@ from topologymanager.policy_single_numa_node import SingleNumaNodePolicy, filter
 from topologymanager.reference_merge import reference_merge_hints
 
 
-def P(*nodes):
-    return TopologyHint(new_bitmask(*nodes), True)
-
-
-def N(*nodes):
-    return TopologyHint(new_bitmask(*nodes), False)
-
-
-PNIL = TopologyHint(None, True)
-NNIL = TopologyHint(None, False)
-TWO = NUMAInfo([0, 1], {0: [10, 11], 1: [11, 10]})
+from topology_helpers import NNIL, PNIL, TWO, N, P
 
 
 def all_policies():

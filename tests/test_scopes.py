@@ -1,15 +1,11 @@
 """kubelet's scope_test.go, scope_container_test.go, scope_pod_test.go and the admission
 behaviour of the three scopes, translated; pods are small stand-ins (duck-typed)."""
-from dataclasses import dataclass, field
-from typing import Optional
 
 import pytest
 
 from topologymanager.admission import PodAdmitResult, get_pod_admit_result
-from topologymanager.bitmask import new_bitmask
 from topologymanager.features import FeatureGates
 from topologymanager.hint import TopologyHint
-from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy_best_effort import BestEffortPolicy
 from topologymanager.policy_none import NonePolicy
 from topologymanager.policy_restricted import RestrictedPolicy
@@ -19,39 +15,11 @@ from topologymanager.scope_container import ContainerScope
 from topologymanager.scope_none import NoneScope
 from topologymanager.scope_pod import PodScope
 
-
-@dataclass
-class Container:
-    name: str
-
-
-@dataclass
-class Resources:
-    requests: dict = field(default_factory=dict)
-    limits: dict = field(default_factory=dict)
-
-
-@dataclass
-class Pod:
-    uid: str
-    containers: list = field(default_factory=list)
-    init_containers: list = field(default_factory=list)
-    resources: Optional[Resources] = None
+from topology_helpers import TWO, Container, N, P, Pod, Resources
 
 
 def pod(uid="uid1", app=("c1",), init=(), resources=None):
     return Pod(uid, [Container(n) for n in app], [Container(n) for n in init], resources)
-
-
-def P(*nodes):
-    return TopologyHint(new_bitmask(*nodes), True)
-
-
-def N(*nodes):
-    return TopologyHint(new_bitmask(*nodes), False)
-
-
-TWO = NUMAInfo([0, 1], {0: [10, 11], 1: [11, 10]})
 
 
 class Provider:

@@ -1,9 +1,6 @@
 """Parity checks of the topology manager's admission results against kubelet v1.36+/v1.37
 (pkg/kubelet/cm/admission/errors.go GetPodAdmitResult, the KEP-5526 pod-level paths of
 scope_pod.go / scope_container.go). Pods are small duck-typed stand-ins."""
-from dataclasses import dataclass, field
-from typing import Optional
-
 import pytest
 
 from topologymanager.admission import (
@@ -19,10 +16,11 @@ from topologymanager.admission import (
 from topologymanager.bitmask import new_bitmask
 from topologymanager.features import FeatureGates
 from topologymanager.hint import TopologyHint
-from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy_restricted import RestrictedPolicy
 from topologymanager.scope_container import ContainerScope
 from topologymanager.scope_pod import PodScope
+
+from topology_helpers import TWO, Container, Pod, Resources
 
 
 class Typed(Exception):
@@ -114,25 +112,6 @@ def test_pod_level_topology_affinity_error_text_and_reason():
 
 # --- scopes with pod-level resources ---------------------------------------------------------
 
-@dataclass
-class Container:
-    name: str
-
-
-@dataclass
-class Resources:
-    requests: dict = field(default_factory=dict)
-    limits: dict = field(default_factory=dict)
-
-
-@dataclass
-class Pod:
-    uid: str
-    containers: list
-    init_containers: list = field(default_factory=list)
-    resources: Optional[Resources] = None
-
-
 class Provider:
     """Always the same non-preferred {0,1} hint; records calls."""
 
@@ -154,7 +133,6 @@ class Provider:
         self.calls.append(("allocate_pod",))
 
 
-TWO = NUMAInfo([0, 1], {0: [10, 11], 1: [11, 10]})
 GATE_ON = FeatureGates({"PodLevelResourceManagers": True})
 POD_LEVEL = Resources(requests={"cpu": "2"}, limits={"cpu": "2"})
 
