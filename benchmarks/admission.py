@@ -13,7 +13,7 @@ import time
 
 from benchmarks.machines import guaranteed_pod, numa_machine, static_config
 from benchmarks.timing import Row, median_seconds
-from memorymanager.kubelet import FixedHintProvider, KubeletNode
+from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode
 from topologymanager.hint import TopologyHint
 
 
@@ -23,7 +23,7 @@ def _all_mask_hints(nodes: int) -> list[TopologyHint]:
 
 def run_b3(repeats: int) -> list[Row]:
     """Median time of one admission (admit + container creation), then the pod is removed."""
-    node = KubeletNode(numa_machine(8), static_config("restricted"), None)
+    node = SimulatedNode(numa_machine(8), static_config("restricted"), None)
     node.start()
     pod = guaranteed_pod("b3", memory="4Gi", hugepages_2mi="64Mi")
     extra = FixedHintProvider(containers={"app": {"cpu": _all_mask_hints(8), "example.com/gpu": _all_mask_hints(8)}})
@@ -46,7 +46,7 @@ def run_b4(pods: int) -> list[Row]:
     rows = []
     for label, with_file in (("checkpoint off", False), ("checkpoint on", True)):
         with tempfile.TemporaryDirectory() as folder:
-            node = KubeletNode(numa_machine(8), static_config("restricted"), folder if with_file else None)
+            node = SimulatedNode(numa_machine(8), static_config("restricted"), folder if with_file else None)
             node.start()
             batch = [guaranteed_pod(f"pod-{i}", memory="1Gi") for i in range(pods)]
             live = []

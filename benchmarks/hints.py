@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from benchmarks.machines import guaranteed_pod, numa_machine, static_config
 from benchmarks.timing import Row, median_seconds
-from memorymanager.kubelet_config import node_allocatable_reservation
+from kubeinputs.kubelet_config import node_allocatable_reservation
 from memorymanager.manager import new_manager
 from topologymanager.hint import TopologyHint
 

@@ -1,10 +1,10 @@
 """Synthetic machines and pods for the benchmarks (built in code, so sizes are easy to vary)."""
 from __future__ import annotations
 
-from memorymanager.kubelet_config import KubeletConfig, MemoryReservation
-from memorymanager.machine import HugePagesInfo, MachineInfo, Node
-from memorymanager.pod import Container, Pod, ResourceRequirements
-from memorymanager.quantity import parse_quantity
+from kubeinputs.kubelet_config import KubeletConfig, MemoryReservation
+from kubeinputs.machine import HugePagesInfo, MachineInfo, Node
+from kubeinputs.pod import Container, Pod, ResourceRequirements
+from kubeinputs.quantity import parse_quantity
 
 GiB = 1 << 30
 

@@ -1,6 +1,6 @@
 """`python -m memorymanager` = the `memorymanager` command."""
 import sys
 
-from .cli import main
+from memorymanager.cli.app import main
 
 sys.exit(main())

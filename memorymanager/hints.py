@@ -13,7 +13,7 @@ from state.types import MEMORY, Block, NUMANodeMap, NUMANodeState
 from topologymanager import bitmask
 from topologymanager.hint import TopologyHint
 
-from .machine_state import are_groups_equal, memory_table, node_state
+from memorymanager.machine_state import are_groups_equal, memory_table, node_state
 
 # (mask, resource) -> bytes of this pod's init-container memory that may be re-used on exactly that mask.
 ReusableLookup = Callable[[int, str], int]

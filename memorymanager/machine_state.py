@@ -10,9 +10,9 @@ from typing import Iterable, Optional
 
 from state.types import MEMORY, Block, MemoryTable, NUMANodeMap, NUMANodeState
 
-from .machine import hugepage_resource_name
-from .policy import MemoryManagerError
-from .reserved_memory import SystemReservedMemory
+from kubeinputs.machine import hugepage_resource_name
+from memorymanager.policy import MemoryManagerError
+from memorymanager.reserved_memory import SystemReservedMemory
 
 UINT64_MASK = (1 << 64) - 1
 

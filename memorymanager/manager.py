@@ -11,13 +11,13 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from state.state import State
 from state.types import Block
-from topologymanager.features import FeatureGates
+from kubeinputs.features import FeatureGates
 from topologymanager.hint_provider import ProviderHints
 
-from .container_map import ContainerMap, ContainerMapError
-from .goformat import go_map_string, go_quote
-from .memory_drift import PROC_IOMEM_PATH
-from .policy import (
+from memorymanager.container_map import ContainerMap, ContainerMapError
+from kubeinputs.goformat import go_map_string, go_quote
+from memorymanager.memory_drift import PROC_IOMEM_PATH
+from memorymanager.policy import (
     POLICY_BEST_EFFORT,
     POLICY_NONE,
     POLICY_STATIC,
@@ -26,11 +26,11 @@ from .policy import (
     MemoryManagerError,
     Policy,
 )
-from .policy_none import NonePolicy
-from .policy_static import POD_LEVEL_RESOURCE_MANAGERS_GATE, new_policy_static
-from .quantity import Quantity
-from .requests import is_restartable_init_container
-from .reserved_memory import get_system_reserved_memory
+from memorymanager.policy_none import NonePolicy
+from memorymanager.policy_static import POD_LEVEL_RESOURCE_MANAGERS_GATE, new_policy_static
+from kubeinputs.quantity import Quantity
+from memorymanager.requests import is_restartable_init_container
+from memorymanager.reserved_memory import get_system_reserved_memory
 
 __all__ = [
     "Manager",

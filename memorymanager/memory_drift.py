@@ -14,7 +14,7 @@ from typing import Optional
 
 from state.types import MEMORY, NUMANodeMap
 
-from .machine_state import paired_tables
+from memorymanager.machine_state import paired_tables
 
 MEMORY_DRIFT_GRACE_BYTES = 64 * 1024 * 1024
 PROC_IOMEM_PATH = "/proc/iomem"

@@ -11,7 +11,7 @@ from state.state import State
 from state.types import Block
 from topologymanager.hint_provider import ProviderHints
 
-from .policy import POLICY_NONE
+from memorymanager.policy import POLICY_NONE
 
 
 class NonePolicy:

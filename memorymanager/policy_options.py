@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from .goformat import go_quote
-from .memory_drift import PROC_IOMEM_PATH, memory_drift_from_kernel_image
-from .policy import MemoryManagerError
-from .quantity import QuantityError, parse_quantity
+from kubeinputs.goformat import go_quote
+from memorymanager.memory_drift import PROC_IOMEM_PATH, memory_drift_from_kernel_image
+from memorymanager.policy import MemoryManagerError
+from kubeinputs.quantity import QuantityError, parse_quantity
 
 MEMORY_DRIFT_TOLERANCE = "memory-drift-tolerance"
 MEMORY_DRIFT_TOLERANCE_AUTO = "auto"

@@ -12,11 +12,11 @@ from typing import Any, Mapping, Optional
 from state.state import State
 from state.types import MEMORY, Block, NUMANodeMap
 from topologymanager import bitmask
-from topologymanager.features import FeatureGates
+from kubeinputs.features import FeatureGates
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
 
-from .hints import (
+from memorymanager.hints import (
     calculate_hints,
     default_memory_hint,
     find_best_hint,
@@ -26,26 +26,26 @@ from .hints import (
     numa_affinities_equal,
     regenerate_hints,
 )
-from .machine_state import (
+from memorymanager.machine_state import (
     are_machine_states_equal,
     get_default_machine_state,
     release_memory,
     replay_blocks,
     update_machine_state,
 )
-from .memory_drift import PROC_IOMEM_PATH, is_tolerable_machine_state_drift, memory_drift_by_node
-from .policy import POLICY_STATIC, AffinityStore, EmptyPodSharedPoolError, MemoryManagerError
-from .policy_options import DRIFT_TOLERANCE_GATE, PolicyOptions, new_policy_options
-from .qos import get_pod_qos
-from .requests import (
+from memorymanager.memory_drift import PROC_IOMEM_PATH, is_tolerable_machine_state_drift, memory_drift_by_node
+from memorymanager.policy import POLICY_STATIC, AffinityStore, EmptyPodSharedPoolError, MemoryManagerError
+from memorymanager.policy_options import DRIFT_TOLERANCE_GATE, PolicyOptions, new_policy_options
+from kubeinputs.qos import get_pod_qos
+from memorymanager.requests import (
     first_container_name,
     get_container_requested_resources,
     get_pod_requested_resources,
     is_pod_level_resources_set,
     is_restartable_init_container,
 )
-from .reserved_memory import SystemReservedMemory, total_reserved_regular_memory
-from .reusable_memory import ReusableMemory
+from memorymanager.reserved_memory import SystemReservedMemory, total_reserved_regular_memory
+from memorymanager.reusable_memory import ReusableMemory
 
 GUARANTEED = "Guaranteed"
 POD_LEVEL_RESOURCES_GATE = "PodLevelResources"

@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 from state.types import HUGEPAGES_PREFIX, MEMORY, is_memory_resource
 
-from .policy import MemoryManagerError
-from .quantity import Quantity, QuantityError
+from memorymanager.policy import MemoryManagerError
+from kubeinputs.quantity import Quantity, QuantityError
 
 UINT64_MASK = (1 << 64) - 1
 INT64_ERROR = "[memorymanager] failed to represent quantity as int64"

@@ -11,9 +11,9 @@ from typing import Mapping, Sequence
 
 from state.types import MEMORY, is_memory_resource
 
-from .goformat import go_quote
-from .policy import MemoryManagerError
-from .quantity import Quantity, QuantityError, zero_quantity
+from kubeinputs.goformat import go_quote
+from memorymanager.policy import MemoryManagerError
+from kubeinputs.quantity import Quantity, QuantityError, zero_quantity
 
 UINT64_MASK = (1 << 64) - 1
 

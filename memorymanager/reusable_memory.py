@@ -13,8 +13,8 @@ from typing import Any, Iterable
 from state.types import Block
 from topologymanager import bitmask
 
-from .hints import ReusableLookup, no_reuse
-from .requests import is_regular_init_container
+from memorymanager.hints import ReusableLookup, no_reuse
+from memorymanager.requests import is_regular_init_container
 
 # pod UID -> bitmask string (kubelet's BitMask.String()) -> resource -> bytes
 ReusableMap = dict[str, dict[str, dict[str, int]]]

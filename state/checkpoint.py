@@ -21,20 +21,11 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Optional
 
-from . import gojson
-from .checksum import FNVMemo, checksum_of, fnv32a, string_checksum
-from .gotypes import (
-    BLOCKS,
-    CHECKSUM,
-    CONTAINER_MEMORY_ASSIGNMENTS,
-    NUMA_NODE_MAP,
-    POD_MEMORY_ASSIGNMENTS,
-    STRING,
-    GoField,
-    GoPtr,
-    GoStruct,
-)
-from .types import (
+from kubeinputs import gojson
+from kubeinputs.checksum import FNVMemo, checksum_of, fnv32a, string_checksum
+from kubeinputs.gotypes import CHECKSUM, STRING, GoField, GoPtr, GoStruct
+from state.go_descriptors import BLOCKS, CONTAINER_MEMORY_ASSIGNMENTS, NUMA_NODE_MAP, POD_MEMORY_ASSIGNMENTS
+from state.types import (
     Block,
     ContainerMemoryAssignments,
     NUMANodeMap,

@@ -16,7 +16,7 @@ import re
 import tempfile
 from typing import Protocol
 
-from .checkpoint import CheckpointNotFoundError
+from state.checkpoint import CheckpointNotFoundError
 
 TMP_PREFIX = "."
 _KEY_RE = re.compile(r"^[a-zA-Z0-9._-]{1,250}$")

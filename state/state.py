@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional, Protocol
 
-from .types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
+from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
 
 class Reader(Protocol):

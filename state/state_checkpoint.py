@@ -19,8 +19,8 @@ import logging
 import os
 from typing import Optional
 
-from . import gojson
-from .checkpoint import (
+from kubeinputs import gojson
+from state.checkpoint import (
     DEFAULT_WRITE_FORMAT,
     FORMATS,
     CheckpointError,
@@ -29,10 +29,10 @@ from .checkpoint import (
     encode_checkpoint,
     read_checkpoint,
 )
-from .checkpoint_manager import CheckpointManager, FileOps, StoreError
-from .checksum import FNVMemo
-from .state_mem import MemoryState
-from .types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
+from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
+from kubeinputs.checksum import FNVMemo
+from state.state_mem import MemoryState
+from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
 CHECKPOINT_FILE_NAME = "memory_manager_state"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .types import (
+from state.types import (
     Block,
     ContainerMemoryAssignments,
     NUMANodeMap,

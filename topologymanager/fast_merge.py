@@ -60,10 +60,10 @@ from __future__ import annotations
 from operator import add, sub
 from typing import Optional, Sequence
 
-from .hint import TopologyHint
-from .merge import max_of_min_affinity_counts
-from .numa_info import NUMAInfo
-from .policy import POLICY_SINGLE_NUMA_NODE
+from topologymanager.hint import TopologyHint
+from topologymanager.merge import max_of_min_affinity_counts
+from topologymanager.numa_info import NUMAInfo
+from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
 
 
 def fast_merge_hints(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from . import bitmask
+from topologymanager import bitmask
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Protocol, runtime_checkable
 
-from .hint import TopologyHint
+from topologymanager.hint import TopologyHint
 
 # One provider's answer: resource name -> hints (None = no preference).
 ProviderHints = Optional[dict[str, Optional[list[TopologyHint]]]]

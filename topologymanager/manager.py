@@ -14,23 +14,23 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
-from .admission import PodAdmitResult
-from .errors import NUMAInfoError, TopologyManagerError
-from .features import FeatureGates
-from .hint import TopologyHint
-from .hint_provider import HintProvider
-from .fast_merge import fast_merge_hints
-from .merge import MergeFn
-from .numa_info import NUMAInfo, new_numa_info
-from .policy import POLICY_BEST_EFFORT, POLICY_NONE, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE, Policy
-from .policy_best_effort import BestEffortPolicy
-from .policy_options import PolicyOptions, new_policy_options
-from .policy_restricted import RestrictedPolicy
-from .policy_single_numa_node import SingleNumaNodePolicy
-from .scope import CONTAINER_TOPOLOGY_SCOPE, POD_TOPOLOGY_SCOPE, Scope
-from .scope_container import ContainerScope
-from .scope_none import NoneScope
-from .scope_pod import PodScope
+from topologymanager.admission import PodAdmitResult
+from topologymanager.errors import NUMAInfoError, TopologyManagerError
+from kubeinputs.features import FeatureGates
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import HintProvider
+from topologymanager.fast_merge import fast_merge_hints
+from topologymanager.merge import MergeFn
+from topologymanager.numa_info import NUMAInfo, new_numa_info
+from topologymanager.policy import POLICY_BEST_EFFORT, POLICY_NONE, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE, Policy
+from topologymanager.policy_best_effort import BestEffortPolicy
+from topologymanager.policy_options import PolicyOptions, new_policy_options
+from topologymanager.policy_restricted import RestrictedPolicy
+from topologymanager.policy_single_numa_node import SingleNumaNodePolicy
+from topologymanager.scope import CONTAINER_TOPOLOGY_SCOPE, POD_TOPOLOGY_SCOPE, Scope
+from topologymanager.scope_container import ContainerScope
+from topologymanager.scope_none import NoneScope
+from topologymanager.scope_pod import PodScope
 
 
 class Manager:

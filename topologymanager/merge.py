@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping, Optional, Sequence
 
-from .errors import HintProviderError
-from .hint import TopologyHint
-from .hint_provider import ProviderHints
-from .numa_info import NUMAInfo
-from .policy import POLICY_SINGLE_NUMA_NODE
+from topologymanager.errors import HintProviderError
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+from topologymanager.numa_info import NUMAInfo
+from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
 
 MergeFn = Callable[[NUMAInfo, Sequence[Sequence[TopologyHint]], str, bool], TopologyHint]
 """Signature shared by `merge_hints` and `reference_merge.reference_merge_hints`:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from . import bitmask
-from .errors import NUMAInfoError
+from topologymanager import bitmask
+from topologymanager.errors import NUMAInfoError
 
 DISTANCES_ERROR = "error getting NUMA distances from cadvisor"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence, runtime_checkable
 
-from .hint import TopologyHint
-from .hint_provider import ProviderHints
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
 
 POLICY_NONE = "none"
 POLICY_BEST_EFFORT = "best-effort"

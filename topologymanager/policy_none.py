@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .hint import TopologyHint
-from .hint_provider import ProviderHints
-from .policy import POLICY_NONE
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+from topologymanager.policy import POLICY_NONE
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from .errors import PolicyOptionsError
-from .features import FeatureGates
+from topologymanager.errors import PolicyOptionsError
+from kubeinputs.features import FeatureGates
 
 PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
 MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"

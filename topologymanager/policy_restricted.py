@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .hint import TopologyHint
-from .policy import POLICY_RESTRICTED
-from .policy_best_effort import BestEffortPolicy
+from topologymanager.hint import TopologyHint
+from topologymanager.policy import POLICY_RESTRICTED
+from topologymanager.policy_best_effort import BestEffortPolicy
 
 
 @dataclass(frozen=True)

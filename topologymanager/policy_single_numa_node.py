@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .hint import TopologyHint
-from .hint_provider import ProviderHints
-from .fast_merge import fast_merge_hints
-from .merge import MergeFn, filter_providers_hints
-from .numa_info import NUMAInfo
-from .policy import POLICY_SINGLE_NUMA_NODE
-from .policy_options import PolicyOptions
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+from topologymanager.fast_merge import fast_merge_hints
+from topologymanager.merge import MergeFn, filter_providers_hints
+from topologymanager.numa_info import NUMAInfo
+from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
+from topologymanager.policy_options import PolicyOptions
 
 
 def filter_single_numa_hints(hint_lists: Sequence[Sequence[TopologyHint]]) -> list[list[TopologyHint]]:

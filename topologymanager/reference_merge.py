@@ -11,9 +11,9 @@ from __future__ import annotations
 from itertools import product
 from typing import Optional, Sequence
 
-from .hint import TopologyHint
-from .merge import merge_permutation, new_hint_merger
-from .numa_info import NUMAInfo
+from topologymanager.hint import TopologyHint
+from topologymanager.merge import merge_permutation, new_hint_merger
+from topologymanager.numa_info import NUMAInfo
 
 
 def reference_merge_hints(

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .admission import PodAdmitResult
-from .features import FeatureGates
-from .hint import TopologyHint
-from .hint_provider import HintProvider
-from .policy import Policy
+from topologymanager.admission import PodAdmitResult
+from kubeinputs.features import FeatureGates
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import HintProvider
+from topologymanager.policy import Policy
 
 CONTAINER_TOPOLOGY_SCOPE = "container"
 POD_TOPOLOGY_SCOPE = "pod"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .admission import PodAdmitResult, TopologyAffinityError, get_pod_admit_result
-from .hint import TopologyHint
-from .hint_provider import ProviderHints
-from .scope import CONTAINER_TOPOLOGY_SCOPE, Scope, all_containers
+from topologymanager.admission import PodAdmitResult, TopologyAffinityError, get_pod_admit_result
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+from topologymanager.scope import CONTAINER_TOPOLOGY_SCOPE, Scope, all_containers
 
 
 class ContainerScope(Scope):

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .admission import PodAdmitResult, get_pod_admit_result
-from .features import FeatureGates
-from .policy_none import NonePolicy
-from .scope import NONE_TOPOLOGY_SCOPE, Scope, all_containers
+from topologymanager.admission import PodAdmitResult, get_pod_admit_result
+from kubeinputs.features import FeatureGates
+from topologymanager.policy_none import NonePolicy
+from topologymanager.scope import NONE_TOPOLOGY_SCOPE, Scope, all_containers
 
 
 class NoneScope(Scope):

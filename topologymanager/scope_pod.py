@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .admission import (
+from topologymanager.admission import (
     POD_SCOPE_POD_LEVEL_REJECTION,
     PodAdmitResult,
     PodLevelTopologyAffinityError,
     TopologyAffinityError,
     get_pod_admit_result,
 )
-from .hint import TopologyHint
-from .hint_provider import ProviderHints
-from .scope import POD_TOPOLOGY_SCOPE, Scope, all_containers
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+from topologymanager.scope import POD_TOPOLOGY_SCOPE, Scope, all_containers
 
 
 class PodScope(Scope):

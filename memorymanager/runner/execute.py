@@ -11,13 +11,13 @@ import shutil
 import tempfile
 from typing import Any, Callable, Iterable, Optional
 
-from ..kubelet import FixedHintProvider, KubeletNode, NodeError
-from ..pod import Pod
-from .discover import collect_scenario_files
-from .expect import compare
-from .observe import hint_maps_to_obj, pod_observations, state_observations
-from .results import RunReport, ScenarioResult, StepResult
-from .scenario import HintSpec, InjectedHints, Scenario, ScenarioError, Step, load_scenario
+from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, NodeError
+from kubeinputs.pod import Pod
+from memorymanager.runner.discover import collect_scenario_files
+from memorymanager.runner.expect import compare
+from memorymanager.runner.observe import hint_maps_to_obj, pod_observations, state_observations
+from memorymanager.runner.results import RunReport, ScenarioResult, StepResult
+from memorymanager.runner.scenario import HintSpec, InjectedHints, Scenario, ScenarioError, Step, load_scenario
 
 CHECKPOINT_FILE_NAME = "memory_manager_state"
 MERGE_CHOICES = ("fast", "reference")
@@ -67,7 +67,7 @@ class ScenarioRun:
 
     def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[Callable[..., Any]] = None):
         self.scenario = scenario
-        self.node = KubeletNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
+        self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
         self.context_pod: Optional[Pod] = None
 
     def run(self) -> list[StepResult]:

@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from ..errors import InputError
-from . import schema
+from kubeinputs.errors import InputError
+from memorymanager.runner import schema
 
 
 class _Missing:

@@ -5,8 +5,8 @@ from typing import Any, Optional
 
 from topologymanager.hint_provider import ProviderHints
 
-from ..kubelet import KubeletNode
-from ..pod import Pod
+from memorymanager.node.simulated_node import SimulatedNode
+from kubeinputs.pod import Pod
 
 
 def hints_to_obj(hints: ProviderHints) -> Optional[dict]:
@@ -21,7 +21,7 @@ def hint_maps_to_obj(by_key: dict[str, ProviderHints]) -> dict:
     return {key: hints_to_obj(h) for key, h in by_key.items()}
 
 
-def state_observations(node: KubeletNode) -> dict[str, Any]:
+def state_observations(node: SimulatedNode) -> dict[str, Any]:
     """machineState, entries, podEntries (checkpoint shapes) and allocatable (GetAllocatableMemory)."""
     from state.checkpoint import assignments_to_obj, blocks_to_obj, machine_state_to_obj, pod_assignments_to_obj
 
@@ -35,7 +35,7 @@ def state_observations(node: KubeletNode) -> dict[str, Any]:
     }
 
 
-def pod_observations(node: KubeletNode, pod: Pod) -> dict[str, Any]:
+def pod_observations(node: SimulatedNode, pod: Pod) -> dict[str, Any]:
     """affinity, memory and numaNodes for every container of `pod` (init, then app)."""
     from state.checkpoint import blocks_to_obj
 

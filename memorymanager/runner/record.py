@@ -23,9 +23,9 @@ import json
 import os
 from typing import Any
 
-from .results import ScenarioResult
-from .scenario import Scenario
-from .yamlio import dump_yaml
+from memorymanager.runner.results import ScenarioResult
+from memorymanager.runner.scenario import Scenario
+from kubeinputs.reader import dump_yaml
 
 KEY_ORDER = (
     "error", "admitted", "reason", "message", "affinity", "hints", "memory", "numaNodes",

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from .expect import MISSING
-from .results import FAILED, INVALID, RunReport, ScenarioResult
+from memorymanager.runner.expect import MISSING
+from memorymanager.runner.results import FAILED, INVALID, RunReport, ScenarioResult
 
 LABELS = {"passed": "ok     ", FAILED: "FAIL   ", INVALID: "INVALID"}
 

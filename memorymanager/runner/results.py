@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .expect import Failure
+from memorymanager.runner.expect import Failure
 
 PASSED = "passed"
 FAILED = "failed"

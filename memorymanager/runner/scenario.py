@@ -11,13 +11,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import InputError
-from ..kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
-from ..machine import MachineInfo, load_machine_info, parse_machine_info
-from ..pod import Pod, load_pod_file, parse_pod
-from . import schema
-from .expect import validate_expect
-from .yamlio import load_file
+from kubeinputs.errors import InputError
+from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
+from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
+from kubeinputs.pod import Pod, load_pod_file, parse_pod
+from memorymanager.runner import schema
+from memorymanager.runner.expect import validate_expect
+from kubeinputs.reader import load_file
 
 TOP_LEVEL_KEYS = ("name", "description", "machine", "kubelet", "checkpoint", "steps")
 OPERATIONS = ("start", "admit", "hints", "remove", "restart", "check")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Optional
 
-from ..errors import InputError, suggest, type_name
+from kubeinputs.errors import InputError, suggest, type_name
 
 __all__ = [
     "InputError", "check_keys", "expect_bool", "expect_int", "expect_int_list", "expect_list", "expect_map",

@@ -1,0 +1,324 @@
+"""Pods and containers: the parts of a v1 Pod that the kubelet's resource managers read.
+
+`parse_pod` reads a pasted v1 Pod manifest: every real Pod / ObjectMeta / PodSpec / Container field
+name is accepted (those the managers do not read are ignored), an unknown key is an InputError with a
+suggestion, and the API defaulting kubelet applies to static pods runs (SetDefaults_Pod: container and
+init-container limits copied into missing requests, and, with PodLevelResources, pod-level requests
+and hugepage limits defaulted as pkg/apis/core/v1/defaults.go does).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from kubeinputs.errors import (InputError, check_keys, expect_list, expect_map, expect_str, index_path, join_path,
+                     load_yaml_file, type_name)
+from kubeinputs.quantity import Quantity, QuantityError, unmarshal_quantity
+
+RESTART_POLICY_ALWAYS = "Always"
+HUGEPAGES_PREFIX = "hugepages-"
+
+POD_KEYS = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
+OBJECT_META_KEYS = frozenset({
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+    "ownerReferences", "finalizers", "managedFields",
+})
+POD_SPEC_KEYS = frozenset({
+    "volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy",
+    "terminationGracePeriodSeconds", "activeDeadlineSeconds", "dnsPolicy", "nodeSelector",
+    "serviceAccountName", "serviceAccount", "automountServiceAccountToken", "nodeName", "hostNetwork",
+    "hostPID", "hostIPC", "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname",
+    "subdomain", "affinity", "schedulerName", "tolerations", "hostAliases", "priorityClassName", "priority",
+    "dnsConfig", "readinessGates", "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "overhead",
+    "topologySpreadConstraints", "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims",
+    "resources", "hostnameOverride", "workloadRef",
+})
+CONTAINER_KEYS = frozenset({
+    "name", "image", "command", "args", "workingDir", "ports", "envFrom", "env", "resources", "resizePolicy",
+    "restartPolicy", "restartPolicyRules", "volumeMounts", "volumeDevices", "livenessProbe", "readinessProbe",
+    "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy", "imagePullPolicy",
+    "securityContext", "stdin", "stdinOnce", "tty",
+})
+RESOURCE_REQUIREMENTS_KEYS = frozenset({"limits", "requests", "claims"})
+
+
+@dataclass
+class ResourceRequirements:
+    """`resources: {requests, limits}`, after kubelet's defaulting (limits copied into missing requests)."""
+
+    requests: dict[str, Quantity] = field(default_factory=dict)
+    limits: dict[str, Quantity] = field(default_factory=dict)
+
+
+@dataclass
+class Container:
+    """A container or init container. `restart_policy` "Always" on an init container makes it a sidecar."""
+
+    name: str
+    resources: ResourceRequirements = field(default_factory=ResourceRequirements)
+    restart_policy: Optional[str] = None
+
+    @property
+    def is_restartable(self) -> bool:
+        """A restartable init container (sidecar): `restartPolicy: Always`."""
+        return self.restart_policy == RESTART_POLICY_ALWAYS
+
+
+@dataclass
+class Pod:
+    """A v1 Pod: metadata.name / uid (defaults to the name) / namespace, spec.initContainers,
+    spec.containers, and optional pod-level spec.resources (None when unset)."""
+
+    name: str
+    uid: str
+    namespace: str = "default"
+    init_containers: list[Container] = field(default_factory=list)
+    containers: list[Container] = field(default_factory=list)
+    resources: Optional[ResourceRequirements] = None
+
+    def all_containers(self) -> list[Container]:
+        """Init containers, then app containers, in spec order."""
+        return [*self.init_containers, *self.containers]
+
+    def find_container(self, name: str) -> Optional[Container]:
+        """The init or app container named `name`, or None."""
+        for c in self.all_containers():
+            if c.name == name:
+                return c
+        return None
+
+
+# -- parsing -------------------------------------------------------------------------------------------------
+def parse_resource_list(value: Any, where: str) -> dict[str, Quantity]:
+    """A ResourceList map (resource name -> quantity); a bad quantity names its path and apimachinery's text."""
+    raw = expect_map(value, where)
+    result: dict[str, Quantity] = {}
+    for name, amount in raw.items():
+        path = join_path(where, name)
+        if amount is not None and not isinstance(amount, (str, int, float)):
+            raise InputError(path, f"expected a quantity (a string such as \"1Gi\"), got {type_name(amount)}")
+        try:
+            result[name] = unmarshal_quantity(amount)
+        except QuantityError as err:
+            raise InputError(path, str(err)) from None
+    return result
+
+
+def parse_resource_requirements(value: Any, where: str) -> ResourceRequirements:
+    """A `resources` map: requests and limits as given (no defaulting here)."""
+    raw = expect_map(value, where)
+    check_keys(raw, RESOURCE_REQUIREMENTS_KEYS, where)
+    expect_list(raw.get("claims"), join_path(where, "claims"))
+    return ResourceRequirements(
+        requests=parse_resource_list(raw.get("requests"), join_path(where, "requests")),
+        limits=parse_resource_list(raw.get("limits"), join_path(where, "limits")),
+    )
+
+
+def _parse_container(value: Any, where: str, *, init: bool) -> Container:
+    """One container or init container map (restartPolicy checked as API validation does)."""
+    raw = expect_map(value, where, "a map (a container)")
+    check_keys(raw, CONTAINER_KEYS, where)
+    if "name" not in raw or raw["name"] in (None, ""):
+        raise InputError(join_path(where, "name"), "Required value")
+    name = expect_str(raw["name"], join_path(where, "name"))
+    restart_policy = raw.get("restartPolicy")
+    if restart_policy is not None:
+        policy_path = join_path(where, "restartPolicy")
+        restart_policy = expect_str(restart_policy, policy_path)
+        if not init:
+            raise InputError(policy_path, "Forbidden: may not be set for non-init containers")
+        if restart_policy != RESTART_POLICY_ALWAYS:
+            raise InputError(policy_path, f'Unsupported value: "{restart_policy}": supported values: "Always"')
+    resources = parse_resource_requirements(raw.get("resources"), join_path(where, "resources"))
+    return Container(name=name, resources=resources, restart_policy=restart_policy)
+
+
+def _parse_containers(value: Any, where: str, *, init: bool) -> list[Container]:
+    """A containers / initContainers list."""
+    items = expect_list(value, where)
+    return [_parse_container(item, index_path(where, i), init=init) for i, item in enumerate(items)]
+
+
+def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) -> Pod:
+    """A v1 Pod manifest (decoded YAML/JSON) as a defaulted Pod; raises InputError naming the bad path.
+
+    `pod_level_resources` is the PodLevelResources gate (on by default in v1.37), which enables the
+    pod-level defaulting rules."""
+    raw = expect_map(doc, where, "a map (a v1 Pod manifest)")
+    check_keys(raw, POD_KEYS, where)
+    if "apiVersion" in raw and raw["apiVersion"] != "v1":
+        raise InputError(join_path(where, "apiVersion"), f'expected "v1", got {raw["apiVersion"]!r}')
+    if "kind" in raw and raw["kind"] != "Pod":
+        raise InputError(join_path(where, "kind"), f'expected "Pod", got {raw["kind"]!r}')
+
+    meta_path = join_path(where, "metadata")
+    meta = expect_map(raw.get("metadata"), meta_path)
+    check_keys(meta, OBJECT_META_KEYS, meta_path)
+    if meta.get("name") in (None, ""):
+        raise InputError(join_path(meta_path, "name"), "Required value")
+    name = expect_str(meta["name"], join_path(meta_path, "name"))
+    uid = meta.get("uid")
+    uid = name if uid in (None, "") else expect_str(uid, join_path(meta_path, "uid"))
+    namespace = meta.get("namespace")
+    namespace = "default" if namespace in (None, "") else expect_str(namespace, join_path(meta_path, "namespace"))
+    for key in ("labels", "annotations"):
+        expect_map(meta.get(key), join_path(meta_path, key))
+
+    spec_path = join_path(where, "spec")
+    if raw.get("spec") is None:
+        raise InputError(spec_path, "Required value")
+    spec = expect_map(raw["spec"], spec_path)
+    check_keys(spec, POD_SPEC_KEYS, spec_path)
+    init_containers = _parse_containers(spec.get("initContainers"), join_path(spec_path, "initContainers"), init=True)
+    containers = _parse_containers(spec.get("containers"), join_path(spec_path, "containers"), init=False)
+    if not containers:
+        raise InputError(join_path(spec_path, "containers"), "Required value")
+    _check_unique_names(init_containers, containers, spec_path)
+    resources = None
+    if spec.get("resources") is not None:
+        resources = parse_resource_requirements(spec["resources"], join_path(spec_path, "resources"))
+
+    pod = Pod(name=name, uid=uid, namespace=namespace, init_containers=init_containers,
+              containers=containers, resources=resources)
+    set_defaults_pod(pod, pod_level_resources=pod_level_resources)
+    for key, group in (("initContainers", init_containers), ("containers", containers)):
+        for i, container in enumerate(group):
+            _validate_resources(container.resources, join_path(index_path(join_path(spec_path, key), i), "resources"))
+    return pod
+
+
+def _validate_resources(resources: ResourceRequirements, where: str) -> None:
+    """API validation of a container's resources (run after defaulting, as for static pods): quantities are
+    not negative, a request does not exceed its limit, and hugepage/extended requests equal their limits."""
+    for kind, resource_list in (("limits", resources.limits), ("requests", resources.requests)):
+        for name, quantity in resource_list.items():
+            if quantity.sign() < 0:
+                raise InputError(join_path(join_path(where, kind), name),
+                                 f'Invalid value: "{quantity}": must be greater than or equal to 0')
+    for name, request in resources.requests.items():
+        limit = resources.limits.get(name)
+        if limit is None:
+            continue
+        path = join_path(join_path(where, "requests"), name)
+        if request.cmp(limit) != 0 and not _is_overcommit_allowed(name):
+            raise InputError(path, f'Invalid value: "{request}": must be equal to {name} limit of {limit}')
+        if request.cmp(limit) > 0:
+            raise InputError(path, f'Invalid value: "{request}": must be less than or equal to {name} limit of {limit}')
+
+
+def _check_unique_names(init_containers: list[Container], containers: list[Container], spec_path: str) -> None:
+    """Container names must be unique across init and app containers."""
+    seen: set[str] = set()
+    for key, group in (("initContainers", init_containers), ("containers", containers)):
+        for i, container in enumerate(group):
+            if container.name in seen:
+                path = join_path(index_path(join_path(spec_path, key), i), "name")
+                raise InputError(path, f'Duplicate value: "{container.name}"')
+            seen.add(container.name)
+
+
+def load_pod_file(path: Union[str, Path], *, pod_level_resources: bool = True) -> Pod:
+    """Read and parse a Pod manifest file (YAML or JSON); errors name the file and the path inside it."""
+    return parse_pod(load_yaml_file(path), f"{path}:", pod_level_resources=pod_level_resources)
+
+
+# -- defaulting (SetDefaults_Pod) --------------------------------------------------------------------------
+def is_hugepage_resource(name: str) -> bool:
+    """`hugepages-<size>` resource names."""
+    return name.startswith(HUGEPAGES_PREFIX)
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """Resources pod-level `spec.resources` may set: cpu, memory and hugepages-*."""
+    return name in ("cpu", "memory") or is_hugepage_resource(name)
+
+
+def _is_overcommit_allowed(name: str) -> bool:
+    """Native resources other than hugepages may be overcommitted (extended resources may not)."""
+    native = "/" not in name or name.startswith("kubernetes.io/")
+    return native and not is_hugepage_resource(name)
+
+
+def _default_container_requests(resources: ResourceRequirements) -> None:
+    """Copy each limit into requests when that resource has no request."""
+    for key, value in resources.limits.items():
+        resources.requests.setdefault(key, value)
+
+
+def _add_into(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+    """Add every quantity of `more` into `total` (Quantity.Add)."""
+    for key, value in more.items():
+        total[key] = total[key].add(value) if key in total else value
+
+
+def _max_into(total: dict[str, Quantity], more: dict[str, Quantity]) -> None:
+    """Raise every quantity of `total` to the one in `more` when that is larger."""
+    for key, value in more.items():
+        if key not in total or value.cmp(total[key]) > 0:
+            total[key] = value
+
+
+def aggregate_container_resources(pod: Pod, kind: str) -> dict[str, Quantity]:
+    """The effective pod need from containers (`kind` "requests" or "limits"), as component-helpers computes it:
+    max(sum of app containers and sidecars, each init container plus the sidecars started before it)."""
+    total: dict[str, Quantity] = {}
+    for container in pod.containers:
+        _add_into(total, getattr(container.resources, kind))
+    sidecars: dict[str, Quantity] = {}
+    init_peak: dict[str, Quantity] = {}
+    for container in pod.init_containers:
+        own = getattr(container.resources, kind)
+        if container.is_restartable:
+            _add_into(total, own)
+            _add_into(sidecars, own)
+            running = dict(sidecars)
+        else:
+            running = {}
+            _add_into(running, own)
+            _add_into(running, sidecars)
+        _max_into(init_peak, running)
+    _max_into(total, init_peak)
+    return total
+
+
+def _default_hugepage_pod_limits(pod: Pod) -> None:
+    """Pod-level hugepage limits default to the containers' aggregated limits."""
+    resources = pod.resources
+    if resources is None or (not resources.limits and not resources.requests):
+        return
+    for key, value in aggregate_container_resources(pod, "limits").items():
+        if not is_supported_pod_level_resource(key) or not is_hugepage_resource(key):
+            continue
+        if key in resources.requests:
+            continue
+        resources.limits.setdefault(key, value)
+
+
+def _default_pod_requests(pod: Pod) -> None:
+    """Pod-level requests default to the containers' aggregated requests, else to pod limits."""
+    resources = pod.resources
+    if resources is None or not resources.limits:
+        return
+    requests = dict(resources.requests)
+    for key, value in aggregate_container_resources(pod, "requests").items():
+        if key not in requests and is_supported_pod_level_resource(key) and _is_overcommit_allowed(key):
+            requests[key] = value
+    for key, value in resources.limits.items():
+        if key not in requests and is_supported_pod_level_resource(key):
+            requests[key] = value
+    if requests:
+        resources.requests = requests
+
+
+def set_defaults_pod(pod: Pod, *, pod_level_resources: bool = True) -> None:
+    """SetDefaults_Pod's resource rules, in place: limits copied into missing requests of every container
+    and init container; then, with PodLevelResources, pod-level hugepage limits and pod-level requests."""
+    for container in pod.all_containers():
+        _default_container_requests(container.resources)
+    if pod_level_resources:
+        _default_hugepage_pod_limits(pod)
+        _default_pod_requests(pod)
+

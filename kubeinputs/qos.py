@@ -1,0 +1,76 @@
+"""Pod QoS class, as kubelet's GetPodQOS computes it (pkg/apis/core/v1/helper/qos, released algorithm).
+
+The static memory policy only serves Guaranteed pods, so the class decides whether a pod gets NUMA
+memory at all. Only cpu and memory count; quantities <= 0 are ignored; requests and limits are summed
+over app and init containers. Guaranteed needs every container (or, with PodLevelResources and
+`spec.resources` set, the pod level alone) to carry positive cpu and memory limits, and the summed
+requests to equal the summed limits for exactly the same resources. No request and no limit at all is
+BestEffort; anything else is Burstable.
+
+`status.qosClass` is not read (manifests are taken as specs; the API server would have stored the same
+computed value). The newest upstream snapshot has a per-container variant that is not followed here.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+from kubeinputs.pod import Pod
+from kubeinputs.quantity import Quantity, zero_quantity
+
+GUARANTEED = "Guaranteed"
+BURSTABLE = "Burstable"
+BEST_EFFORT = "BestEffort"
+
+QOS_COMPUTE_RESOURCES = ("cpu", "memory")
+
+
+def _add_positive(total: dict[str, Quantity], resources: Mapping[str, Quantity]) -> None:
+    """Add each positive cpu/memory quantity of `resources` into `total`."""
+    zero = zero_quantity()
+    for name, quantity in resources.items():
+        if name not in QOS_COMPUTE_RESOURCES or quantity.cmp(zero) <= 0:
+            continue
+        total[name] = quantity.add(total[name]) if name in total else quantity
+
+
+def _has_positive_cpu_and_memory(limits: Mapping[str, Quantity]) -> bool:
+    """Whether `limits` holds positive cpu and memory limits."""
+    zero = zero_quantity()
+    found = {name for name, q in limits.items() if name in QOS_COMPUTE_RESOURCES and q.cmp(zero) > 0}
+    return found == set(QOS_COMPUTE_RESOURCES)
+
+
+def _classify(requests: dict[str, Quantity], limits: dict[str, Quantity], guaranteed: bool) -> str:
+    """The class from summed requests and limits and the per-container Guaranteed flag."""
+    if not requests and not limits:
+        return BEST_EFFORT
+    if guaranteed:
+        for name, request in requests.items():
+            if name not in limits or limits[name].cmp(request) != 0:
+                guaranteed = False
+                break
+    if guaranteed and len(requests) == len(limits):
+        return GUARANTEED
+    return BURSTABLE
+
+
+def get_pod_qos(pod: Pod, pod_level_resources_enabled: bool) -> str:
+    """"Guaranteed", "Burstable" or "BestEffort" for `pod` (PodLevelResources gate as given)."""
+    requests: dict[str, Quantity] = {}
+    limits: dict[str, Quantity] = {}
+    guaranteed = True
+    if pod_level_resources_enabled and pod.resources is not None:
+        if pod.resources.requests:
+            _add_positive(requests, pod.resources.requests)
+        if pod.resources.limits:
+            _add_positive(limits, pod.resources.limits)
+            if not _has_positive_cpu_and_memory(pod.resources.limits):
+                guaranteed = False
+        return _classify(requests, limits, guaranteed)
+    containers: Iterable = [*pod.containers, *pod.init_containers]
+    for container in containers:
+        _add_positive(requests, container.resources.requests)
+        _add_positive(limits, container.resources.limits)
+        if not _has_positive_cpu_and_memory(container.resources.limits):
+            guaranteed = False
+    return _classify(requests, limits, guaranteed)

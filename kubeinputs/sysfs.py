@@ -1,0 +1,176 @@
+"""Read a machine's NUMA layout from sysfs the way cadvisor does, as a MachineInfo.
+
+Rules (cadvisor lib/utils/sysinfo + lib/utils/sysfs):
+- nodes: `devices/system/node/node*[0-9]` in lexical order (node10 sorts before node2; not re-sorted),
+  the id taken from the folder name; no node folder at all is an error here (cadvisor would fall back to
+  CPU packages, which gives the memory manager nothing to work with);
+- memory: `nodeN/meminfo` line `MemTotal: <kB> kB` times 1024 (missing file: 0);
+- hugepages: `nodeN/hugepages/hugepages-<kB>kB/nr_hugepages`, folders sorted by name (missing: none);
+- distances: `nodeN/distance`, one line of numbers (missing: None);
+- cores: `nodeN/cpu*[0-9]` in lexical order, offline CPUs skipped, grouped by
+  (`topology/core_id`, `topology/physical_package_id`); a node without CPU folders (a memory-only CXL or
+  HBM node) keeps `cores: null`. Caches are not read (the managers do not use them).
+- machine totals: for the real root ("/sys") `num_cores` and `memory_capacity` come from psutil (what
+  cadvisor reads from /proc); for any other root (a fake tree) they are the number of online CPUs found
+  under the nodes and the sum of the nodes' MemTotal. Machine-level hugepages come from
+  `kernel/mm/hugepages` when present.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Optional, Union
+
+from kubeinputs.errors import InputError
+from kubeinputs.machine import HugePagesInfo, MachineInfo, Node
+
+_NODE_RE = re.compile(r"^node(\d+)$")
+_CPU_RE = re.compile(r"^cpu(\d+)$")
+_MEMTOTAL_RE = re.compile(r"MemTotal:\s*([0-9]+) kB")
+_HUGEPAGES_DIR_RE = re.compile(r"^hugepages-([0-9]+)kB$")
+
+
+def _read_text(path: Path) -> Optional[str]:
+    """A file's text, or None when it does not exist."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise InputError(str(path), f"cannot read: {err.strerror or err}") from None
+
+
+def _parse_int(text: str, path: Path) -> int:
+    """The first number in a sysfs value file."""
+    token = text.strip().split()[0] if text.strip() else ""
+    if not token.isdigit():
+        raise InputError(str(path), f"expected a number, got {text.strip()!r}")
+    return int(token)
+
+
+def _glob_sorted(folder: Path, pattern: re.Pattern) -> list[tuple[int, Path]]:
+    """Entries of `folder` whose name matches `pattern`, in lexical name order, with the captured number."""
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return []
+    result = []
+    for name in names:
+        match = pattern.match(name)
+        if match:
+            result.append((int(match.group(1)), folder / name))
+    return result
+
+
+def _read_memory(node_dir: Path) -> int:
+    """MemTotal of a node in bytes (0 without a meminfo file)."""
+    path = node_dir / "meminfo"
+    text = _read_text(path)
+    if text is None:
+        return 0
+    match = _MEMTOTAL_RE.search(text)
+    if not match:
+        raise InputError(str(path), "no MemTotal line")
+    return int(match.group(1)) * 1024
+
+
+def _read_hugepages(folder: Path) -> list[HugePagesInfo]:
+    """nr_hugepages per `hugepages-<kB>kB` folder, folders in name order."""
+    result = []
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return result
+    for name in names:
+        match = _HUGEPAGES_DIR_RE.match(name)
+        if not match:
+            raise InputError(str(folder / name), "not a hugepages-<size>kB folder")
+        nr_path = folder / name / "nr_hugepages"
+        text = _read_text(nr_path)
+        if text is None:
+            raise InputError(str(nr_path), "missing")
+        result.append(HugePagesInfo(page_size=int(match.group(1)), num_pages=_parse_int(text, nr_path)))
+    return result
+
+
+def _read_distances(node_dir: Path) -> Optional[list[int]]:
+    """The node's distance line, or None without the file."""
+    path = node_dir / "distance"
+    text = _read_text(path)
+    if text is None:
+        return None
+    fields = text.strip().split(" ")
+    if not all(f.isdigit() for f in fields):
+        raise InputError(str(path), f"expected space-separated numbers, got {text.strip()!r}")
+    return [int(f) for f in fields]
+
+
+def _cpu_online(cpu_dir: Path) -> bool:
+    """Whether a CPU is online (no `online` file, as for cpu0, means online)."""
+    text = _read_text(cpu_dir / "online")
+    return text is None or text.strip() != "0"
+
+
+def _read_cores(node_dir: Path) -> Optional[list[dict]]:
+    """Online CPUs of a node grouped into cores by (core_id, physical_package_id)."""
+    cpus = _glob_sorted(node_dir, _CPU_RE)
+    if not cpus:
+        return None
+    cores: list[dict] = []
+    for cpu_id, cpu_dir in cpus:
+        if not _cpu_online(cpu_dir):
+            continue
+        core_text = _read_text(cpu_dir / "topology" / "core_id")
+        package_text = _read_text(cpu_dir / "topology" / "physical_package_id")
+        if core_text is None or package_text is None:
+            continue
+        core_id = _parse_int(core_text, cpu_dir / "topology" / "core_id")
+        socket_id = _parse_int(package_text, cpu_dir / "topology" / "physical_package_id")
+        for core in cores:
+            if core["core_id"] == core_id and core["socket_id"] == socket_id:
+                core["thread_ids"].append(cpu_id)
+                break
+        else:
+            cores.append({"core_id": core_id, "thread_ids": [cpu_id], "caches": None,
+                          "uncore_caches": None, "socket_id": socket_id})
+    return cores
+
+
+def read_machine_info(sysfs_root: Union[str, Path] = "/sys") -> MachineInfo:
+    """The MachineInfo cadvisor would report for the sysfs tree at `sysfs_root` (see module rules)."""
+    root = Path(sysfs_root)
+    node_root = root / "devices" / "system" / "node"
+    nodes_found = _glob_sorted(node_root, _NODE_RE)
+    if not nodes_found:
+        reason = ("no NUMA node folders (node0, node1, ...) found" if node_root.is_dir()
+                  else "folder not found; is this a sysfs root with NUMA support?")
+        raise InputError(str(node_root), reason)
+    nodes = [
+        Node(node_id=node_id, memory=_read_memory(node_dir),
+             hugepages=_read_hugepages(node_dir / "hugepages"),
+             distances=_read_distances(node_dir), cores=_read_cores(node_dir), caches=None)
+        for node_id, node_dir in nodes_found
+    ]
+    extra: dict = {}
+    machine_hugepages = root / "kernel" / "mm" / "hugepages"
+    if machine_hugepages.is_dir():
+        extra["hugepages"] = [{"page_size": h.page_size, "num_pages": h.num_pages}
+                              for h in _read_hugepages(machine_hugepages)]
+    if _is_real_root(root):
+        import psutil
+
+        num_cores = psutil.cpu_count(logical=True) or 0
+        memory_capacity = int(psutil.virtual_memory().total)
+    else:
+        num_cores = sum(len(core["thread_ids"]) for node in nodes for core in (node.cores or []))
+        memory_capacity = sum(node.memory for node in nodes)
+    return MachineInfo(num_cores=num_cores, memory_capacity=memory_capacity, topology=nodes, extra=extra)
+
+
+def _is_real_root(root: Path) -> bool:
+    """Whether `root` is this machine's /sys."""
+    try:
+        return root.resolve() == Path("/sys").resolve()
+    except OSError:
+        return False

@@ -1,0 +1,193 @@
+"""The `memorymanager` command: run scenarios, inspect or verify checkpoints, show this machine.
+
+    memorymanager run PATH... [--json] [--state-dir DIR] [--record [--in-place]] [--merge fast|reference]
+    memorymanager checkpoint inspect PATH [--json]
+    memorymanager checkpoint verify PATH [--policy NAME]
+    memorymanager machine [--sysfs-root DIR] [--json]
+
+Exit codes of `run`: 0 every expectation held, 1 some failed, 2 some file is not a valid
+scenario. Any other problem prints one line on stderr and exits 2, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Optional, Sequence, TextIO
+
+PROG = "memorymanager"
+
+
+def _version() -> str:
+    """The installed package version."""
+    try:
+        from importlib.metadata import version
+
+        return version("memorymanager")
+    except Exception:  # not installed as a distribution
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with its three commands."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="The kubelet's memory manager and topology manager, simulated: "
+        "scenarios, checkpoints, machine info.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    run = commands.add_parser("run", help="run scenario files or folders and check their expectations")
+    run.add_argument("paths", nargs="+", metavar="PATH", help="a scenario file, or a folder of *.yaml/*.yml/*.json")
+    run.add_argument("--json", action="store_true", help="print one JSON document instead of the human report")
+    run.add_argument(
+        "--state-dir", metavar="DIR",
+        help="folder of the checkpoint file memory_manager_state; an old one is removed before each scenario "
+        "(default: a temporary folder per scenario)",
+    )
+    run.add_argument(
+        "--record", action="store_true",
+        help="write the actual results into each step's expect, to <name>.recorded.yaml "
+        "(YAML comments are lost except the block at the top of the file)",
+    )
+    run.add_argument("--in-place", action="store_true", help="with --record: overwrite the scenario files")
+    run.add_argument(
+        "--merge", choices=("fast", "reference"), default="fast",
+        help="topology manager merge: the production one (fast) or the plain cross product (reference)",
+    )
+
+    checkpoint = commands.add_parser("checkpoint", help="read a memory_manager_state file")
+    cp_commands = checkpoint.add_subparsers(dest="checkpoint_command", metavar="ACTION")
+    cp_commands.required = True
+    inspect = cp_commands.add_parser("inspect", help="show the checkpoint's content and checksum verdict")
+    inspect.add_argument("path", metavar="PATH")
+    inspect.add_argument("--json", action="store_true", help="print JSON")
+    verify = cp_commands.add_parser("verify", help="exit 0 when kubelet would load the checkpoint, 1 otherwise")
+    verify.add_argument("path", metavar="PATH")
+    verify.add_argument("--policy", metavar="NAME", help="the configured memory manager policy (None, Static)")
+
+    machine = commands.add_parser("machine", help="this machine's NUMA topology as cadvisor reports it")
+    machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
+    machine.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON")
+    return parser
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    """`memorymanager run`: run, report, and optionally record."""
+    from memorymanager.runner.execute import merge_function, run_paths
+    from memorymanager.runner.record import write_recorded
+    from memorymanager.runner.report import scenario_lines, summary_line, write_json
+
+    if args.in_place and not args.record:
+        raise UsageError("--in-place only makes sense with --record")
+    merge_fn = merge_function(args.merge)
+    written: list[str] = []
+
+    def on_scenario(result, scenario) -> None:
+        if args.record and scenario is not None:
+            written.append(write_recorded(scenario, result, in_place=args.in_place))
+        if not args.json:
+            for line in scenario_lines(result):
+                print(line, file=out)
+            out.flush()
+
+    report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
+    if args.json:
+        write_json(report, out)
+    else:
+        for path in written:
+            print(f"recorded {path}", file=out)
+        print(summary_line(report), file=out)
+    return report.exit_code
+
+
+def cmd_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
+    """`memorymanager checkpoint inspect|verify`."""
+    from memorymanager.cli import checkpoint_cmd as checkpoint_cli
+
+    if args.checkpoint_command == "inspect":
+        return checkpoint_cli.inspect(args.path, args.json, out)
+    return checkpoint_cli.verify(args.path, args.policy, out)
+
+
+def human_bytes(n: int) -> str:
+    """A byte count with a binary unit (`64Gi`, `1.5Gi`, `512`)."""
+    for unit, size in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
+    return str(n)
+
+
+def machine_table(obj: dict) -> list[str]:
+    """A readable table of a cadvisor MachineInfo object (as `machine_info_to_obj` gives it)."""
+    lines = [
+        f"cores: {obj.get('num_cores', 0)}   memory: {human_bytes(int(obj.get('memory_capacity') or 0))}"
+        f" ({obj.get('memory_capacity', 0)} bytes)   NUMA nodes: {len(obj.get('topology') or [])}",
+        "",
+        f"{'node':>4}  {'memory':>10}  {'bytes':>14}  {'cpus':>4}  {'hugepages':<28}  distances",
+    ]
+    for node in obj.get("topology") or []:
+        cores = node.get("cores")
+        cpus = "-" if cores is None else str(sum(len(c.get("thread_ids") or []) for c in cores))
+        pages = ", ".join(
+            f"{human_bytes(int(h['page_size']) * 1024)} x {h['num_pages']}" for h in node.get("hugepages") or []
+        ) or "-"
+        distances = node.get("distances")
+        dist = "-" if distances is None else " ".join(str(d) for d in distances)
+        memory = int(node.get("memory") or 0)
+        lines.append(
+            f"{node.get('node_id', '?'):>4}  {human_bytes(memory):>10}  {memory:>14}  {cpus:>4}  {pages:<28}  {dist}"
+        )
+    return lines
+
+
+def cmd_machine(args: argparse.Namespace, out: TextIO) -> int:
+    """`memorymanager machine`: read sysfs like cadvisor, print JSON or a table."""
+    from kubeinputs.machine import machine_info_to_obj
+    from kubeinputs.sysfs import read_machine_info
+
+    obj = machine_info_to_obj(read_machine_info(args.sysfs_root))
+    if args.json:
+        json.dump(obj, out, indent=2)
+        out.write("\n")
+    else:
+        for line in machine_table(obj):
+            print(line, file=out)
+    return 0
+
+
+class UsageError(Exception):
+    """Arguments that parse but do not make sense together."""
+
+
+def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
+    """Entry point; returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
+    try:
+        if args.command == "run":
+            return cmd_run(args, out)
+        if args.command == "checkpoint":
+            return cmd_checkpoint(args, out)
+        return cmd_machine(args, out)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=err)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=err)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # never a traceback
+        from memorymanager.runner.execute import error_message
+
+        print(f"{PROG}: error: {error_message(exc)}", file=err)
+        return 2

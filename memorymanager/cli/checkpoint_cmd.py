@@ -1,0 +1,265 @@
+"""`memorymanager checkpoint inspect|verify`: read a kubelet memory_manager_state file.
+
+inspect shows what the file holds (format, policy, per-NUMA-node tables, NUMA groups,
+assignments) and the checksum verdict; verify answers whether kubelet v1.37 would load
+it, with kubelet's own error text when it would not. Neither ever writes the file.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Optional, TextIO
+
+from kubeinputs import gojson
+from state.checkpoint import (
+    CheckpointError,
+    CheckpointV1,
+    CheckpointV2,
+    CheckpointV3,
+    assignments_to_obj,
+    machine_state_to_obj,
+    pod_assignments_to_obj,
+    read_checkpoint,
+)
+from kubeinputs.checksum import string_checksum
+from state.state_checkpoint import StateError, check_loadable, go_join, restore_error
+
+RESOURCE_COLUMNS = (("total", "total"), ("systemReserved", "systemReserved"), ("allocatable", "allocatable"),
+                    ("reserved", "reserved"), ("free", "free"))
+
+
+def human_size(n: int) -> str:
+    """A byte count with a binary unit: `2Gi`, `1.50Gi`, `512`."""
+    for unit, size in (("Ei", 1 << 60), ("Pi", 1 << 50), ("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if n >= size:
+            return f"{n // size}{unit}" if n % size == 0 else f"{n / size:.2f}{unit}"
+    return str(n)
+
+
+def _read(path: str) -> tuple[Optional[bytes], Optional[str]]:
+    """The file's bytes, or a one-line reason why it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(), None
+    except FileNotFoundError:
+        return None, f"{path}: no such file (kubelet would start with an empty state and create it)"
+    except IsADirectoryError:
+        return None, f"{path}: is a directory, not a checkpoint file"
+    except OSError as err:
+        return None, f"{path}: cannot read: {err.strerror or err}"
+
+
+def apparent_format(cp3: CheckpointV3, blob: bytes) -> str:
+    """Which format the file is written in: v3 when it carries data/dataChecksum, v2 when it
+    has pod entries, else v1."""
+    if cp3.data or cp3.data_checksum:
+        return "v3"
+    try:
+        root = gojson.parse(blob)
+    except gojson.GoJSONError:
+        return "v1"
+    if root.kind == "object" and any(k.lower() == "podentries" for k, _ in root.value):
+        return "v2"
+    return "v1"
+
+
+def _verdict(stored: int, expected: int, zero_accepted: bool) -> dict:
+    """A checksum verdict: valid, not checked (0) when the format accepts 0, or corrupted."""
+    if stored == expected:
+        text = "valid"
+    elif stored == 0 and zero_accepted:
+        text = "not checked (0)"
+    else:
+        text = f"corrupted: expected {expected} stored {stored}"
+    return {"verdict": text, "stored": stored, "expected": expected}
+
+
+def analyse(blob: bytes) -> dict[str, Any]:
+    """Everything inspect reports about a checkpoint's bytes, as one JSON-ready object."""
+    report: dict[str, Any] = {}
+    cp3 = CheckpointV3()
+    decode_error: Optional[str] = None
+    try:
+        cp3.unmarshal_checkpoint(blob)
+    except (CheckpointError, gojson.GoJSONError) as err:
+        decode_error = str(err)
+    fmt = apparent_format(cp3, blob)
+    report["format"] = fmt
+    content: Any = None
+    if fmt == "v3":
+        report["checksumField"] = "dataChecksum"
+        report["checksum"] = _verdict(cp3.data_checksum, string_checksum(cp3.data), zero_accepted=False)
+        legacy = cp3.embedded_v1()
+        report["legacyChecksum"] = _verdict(legacy.checksum, legacy.legacy_checksum(), zero_accepted=True)
+        if decode_error is None:
+            content = cp3.checkpoint_data
+    else:
+        report["checksumField"] = "checksum"
+        cp: Any = CheckpointV2() if fmt == "v2" else CheckpointV1()
+        try:
+            cp.unmarshal_checkpoint(blob)
+            decode_error = None
+            content = cp
+        except gojson.GoJSONError as err:
+            decode_error = str(err)
+        if content is not None:
+            if fmt == "v2":
+                v2 = _verdict(cp.checksum, cp.computed_checksum(), zero_accepted=False)
+                if v2["verdict"] != "valid":
+                    # kubelet then reads the file as v1 (pod entries dropped); 0 is accepted there
+                    v1 = CheckpointV1(cp.policy_name, cp.machine_state, cp.entries, cp.checksum)
+                    as_v1 = _verdict(cp.checksum, v1.legacy_checksum(), zero_accepted=True)
+                    if as_v1["verdict"] != "valid" and not as_v1["verdict"].startswith("not checked"):
+                        as_v1 = v2
+                    v2 = as_v1
+                report["checksum"] = v2
+            else:
+                report["checksum"] = _verdict(cp.checksum, cp.legacy_checksum(), zero_accepted=True)
+    report["decodeError"] = decode_error
+    try:
+        loaded = read_checkpoint(blob)
+        report["loadedAs"] = loaded.format
+        report["loadError"] = None
+    except (CheckpointError, gojson.GoJSONError) as err:
+        report["loadedAs"] = None
+        report["loadError"] = str(err)
+    if content is not None:
+        report["policyName"] = content.policy_name
+        report["machineState"] = machine_state_to_obj(content.machine_state)
+        report["entries"] = assignments_to_obj(content.entries)
+        report["podEntries"] = pod_assignments_to_obj(getattr(content, "pod_entries", None)) or {}
+        report["nodes"], report["groups"] = _nodes(content.machine_state)
+    return report
+
+
+def _nodes(machine_state: Optional[dict]) -> tuple[list[dict], list[list[int]]]:
+    """Per-node tables and the NUMA groups (cells) of a machine state."""
+    nodes, groups = [], set()
+    for node_id, node in sorted((machine_state or {}).items()):
+        if node is None:
+            nodes.append({"node": node_id, "state": None})
+            continue
+        cells = node.cells if node.cells is not None else None
+        resources = {}
+        for resource, table in sorted((node.memory_map or {}).items()):
+            resources[resource] = None if table is None else {
+                "total": table.total_mem_size, "systemReserved": table.system_reserved,
+                "allocatable": table.allocatable, "reserved": table.reserved, "free": table.free,
+            }
+        nodes.append({"node": node_id, "numberOfAssignments": node.number_of_assignments, "cells": cells,
+                      "resources": resources})
+        groups.add(tuple(sorted(set(cells))) if cells else (node_id,))
+    return nodes, [list(g) for g in sorted(groups)]
+
+
+def _lines(path: str, r: dict[str, Any]) -> list[str]:
+    """The human report."""
+    lines = [f"checkpoint:  {path}", f"format:      {r['format']}"]
+    if r.get("policyName") is not None:
+        lines.append(f"policy:      {r['policyName']}")
+    if "checksum" in r:
+        lines.append(f"checksum:    {_verdict_text(r['checksum'], r['checksumField'])}")
+    if "legacyChecksum" in r:
+        lines.append(f"             v1 part for older kubelets: {_verdict_text(r['legacyChecksum'], 'checksum')}")
+    if r["loadError"] is None:
+        lines.append(f"kubelet:     loads it (as {r['loadedAs']}; the policy name is checked at start)")
+    else:
+        lines.append(f"kubelet:     refuses it: {r['loadError']}")
+    if r.get("decodeError"):
+        lines.append(f"content:     cannot be decoded: {r['decodeError']}")
+    if "nodes" not in r:
+        return lines
+    for node in r["nodes"]:
+        lines.append("")
+        if node.get("state", True) is None:
+            lines.append(f"NUMA node {node['node']}: null")
+            continue
+        cells = "null" if node["cells"] is None else "[" + ",".join(map(str, node["cells"])) + "]"
+        lines.append(f"NUMA node {node['node']}   cells {cells}   assignments {node['numberOfAssignments']}")
+        lines.append(f"  {'resource':<16}" + "".join(f"{title:>28}" for title, _ in RESOURCE_COLUMNS))
+        for resource, table in node["resources"].items():
+            if table is None:
+                lines.append(f"  {resource:<16}  null")
+                continue
+            cols = "".join(f"{human_size(table[key]) + ' (' + str(table[key]) + ')':>28}" for _, key in RESOURCE_COLUMNS)
+            lines.append(f"  {resource:<16}{cols}")
+    lines.append("")
+    lines.append("NUMA groups: " + (" ".join("[" + ",".join(map(str, g)) + "]" for g in r["groups"]) or "none"))
+    lines.append("")
+    lines.append("assignments:" + ("" if r["entries"] else " none"))
+    for pod, containers in (r["entries"] or {}).items():
+        lines.append(f"  pod {pod}")
+        for container, blocks in (containers or {}).items():
+            lines.append(f"    {container}: {_blocks_text(blocks)}")
+    if r["podEntries"]:
+        lines.append("pod-level assignments:")
+        for pod, entry in r["podEntries"].items():
+            lines.append(f"  pod {pod}: {_blocks_text((entry or {}).get('memoryBlocks'))}")
+    return lines
+
+
+def _verdict_text(verdict: dict, field: str) -> str:
+    """A verdict as one line."""
+    if verdict["verdict"] == "valid":
+        return f"valid ({field} {verdict['stored']})"
+    return f"{verdict['verdict']} ({field})"
+
+
+def _blocks_text(blocks: Optional[list]) -> str:
+    """Blocks as `memory 1Gi (1073741824) on [0]; ...`."""
+    if not blocks:
+        return "no blocks"
+    parts = []
+    for b in blocks:
+        affinity = b.get("numaAffinity")
+        nodes = "null" if affinity is None else "[" + ",".join(map(str, affinity)) + "]"
+        parts.append(f"{b.get('type')} {human_size(b.get('size', 0))} ({b.get('size', 0)}) on {nodes}")
+    return "; ".join(parts)
+
+
+def inspect(path: str, as_json: bool, out: TextIO) -> int:
+    """Show a checkpoint file. Exit 0 when its content could be shown (whatever the checksum
+    verdict), 1 when the file is missing, unreadable or not decodable."""
+    blob, problem = _read(path)
+    if blob is None:
+        if as_json:
+            json.dump({"path": path, "error": problem}, out, indent=2)
+            out.write("\n")
+        else:
+            print(f"error: {problem}", file=out)
+        return 1
+    report = analyse(blob)
+    if as_json:
+        json.dump({"path": path, **report}, out, indent=2)
+        out.write("\n")
+    else:
+        for line in _lines(path, report):
+            print(line, file=out)
+    return 0 if "nodes" in report else 1
+
+
+def verify(path: str, policy_name: Optional[str], out: TextIO) -> int:
+    """Exit 0 when kubelet v1.37 would load the file (with `policy_name` configured, when
+    given), else 1 with kubelet's reason. A missing file is exit 1 too."""
+    blob, problem = _read(path)
+    if blob is None:
+        print(f"FAIL: {problem}", file=out)
+        return 1
+    kubelet_path = go_join(os.path.dirname(path) or ".", os.path.basename(path))
+    try:
+        loaded = read_checkpoint(blob)
+        check_loadable(loaded, policy_name, kubelet_path)
+    except (CheckpointError, gojson.GoJSONError) as err:
+        print(f"FAIL: {restore_error(kubelet_path, err)}", file=out)
+        return 1
+    except StateError as err:
+        print(f"FAIL: {err}", file=out)
+        return 1
+    containers = sum(len(c or {}) for c in (loaded.entries or {}).values())
+    policy = f'policy "{loaded.policy_name}"' + ("" if policy_name is not None else " (not compared: no --policy)")
+    print(
+        f"OK: kubelet would load {path}: format {loaded.format}, {policy}, "
+        f"{len(loaded.machine_state or {})} NUMA node(s), {containers} container assignment(s)",
+        file=out,
+    )
+    return 0

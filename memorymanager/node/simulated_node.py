@@ -1,0 +1,355 @@
+"""A simulated node: the parts of the kubelet that drive the topology and memory managers.
+
+`SimulatedNode` does what kubelet does around the two managers, in kubelet's order:
+start (feature gates, configuration validation, topology manager, memory manager,
+hint-provider registration, memory manager Start), pod admission followed by container
+creation (memory manager then topology manager `AddContainer`), container removal, and
+restarts from the checkpoint file. It keeps the list of active pods the memory manager
+asks for when it drops stale state.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from kubeinputs.features import FeatureGates
+from topologymanager.hint_provider import ProviderHints
+
+from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
+from kubeinputs.machine import MachineInfo
+from kubeinputs.pod import Pod
+
+POD_SCOPE = "pod"
+
+
+class NodeError(Exception):
+    """An operation the node cannot do (not running, unknown pod); str() is the reason."""
+
+
+class KubeletStartError(NodeError):
+    """The kubelet refused to start; str() is kubelet's message (with kubelet's wrapping)."""
+
+
+def container_id(pod: Pod, container_name: str) -> str:
+    """The container ID the simulated runtime gives a container: `<pod uid>/<container name>`."""
+    return f"{pod.uid}/{container_name}"
+
+
+def aggregate_errors(messages: list[str]) -> str:
+    """Kubernetes' error aggregate text: the message alone, or `[a, b, ...]` for several."""
+    if len(messages) == 1:
+        return messages[0]
+    return "[" + ", ".join(messages) + "]"
+
+
+def _copy_hints(hints: ProviderHints) -> ProviderHints:
+    """A copy whose lists a caller may change without touching ours (hints are immutable)."""
+    if hints is None:
+        return None
+    return {res: (list(lst) if lst is not None else None) for res, lst in hints.items()}
+
+
+class FixedHintProvider:
+    """A hint provider with fixed answers, standing for the CPU or device manager.
+
+    `containers` maps a container name to its hints (a name left out: nil map, i.e.
+    no preference); `pod` is the answer in pod scope. Allocation always succeeds and
+    reserves nothing.
+    """
+
+    def __init__(self, containers: Optional[dict[str, ProviderHints]] = None, pod: ProviderHints = None):
+        self.containers = dict(containers or {})
+        self.pod = pod
+
+    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+        """The fixed hints of `container` (None when it has none)."""
+        return _copy_hints(self.containers.get(container.name))
+
+    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+        """The fixed pod-scope hints."""
+        return _copy_hints(self.pod)
+
+    def allocate(self, pod: Any, container: Any) -> None:
+        """Nothing to allocate."""
+
+    def allocate_pod(self, pod: Any) -> None:
+        """Nothing to allocate."""
+
+
+class RecordingProvider:
+    """Passes every call through to a hint provider and remembers the hints it gave.
+
+    Registered in place of the memory manager so that an admission can report the
+    memory manager's hints exactly as the topology manager received them.
+    """
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.recorded: dict[str, ProviderHints] = {}
+
+    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+        """The inner provider's container hints (remembered under the container's name)."""
+        hints = self.inner.get_topology_hints(pod, container)
+        self.recorded[container.name] = _copy_hints(hints)
+        return hints
+
+    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+        """The inner provider's pod hints (remembered under `pod`)."""
+        hints = self.inner.get_pod_topology_hints(pod)
+        self.recorded[POD_SCOPE] = _copy_hints(hints)
+        return hints
+
+    def allocate(self, pod: Any, container: Any) -> None:
+        """The inner provider's Allocate."""
+        self.inner.allocate(pod, container)
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything else (e.g. `allocate_pod`, present only on some providers) is the inner one's.
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+class _SwitchableProvider:
+    """The slot for a step's injected hints, registered after the memory manager.
+
+    It is registered with the topology manager the first time a step injects hints
+    (the topology manager has no way to unregister a provider). Outside such an
+    admission it answers like a provider with no opinion at all (nil maps): kubelet's
+    merge turns that into one `{any NUMA node, preferred}` hint, which changes no result.
+    """
+
+    def __init__(self) -> None:
+        self.current: Optional[Any] = None
+
+    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+        """The current injected provider's container hints, else no preference."""
+        return self.current.get_topology_hints(pod, container) if self.current else None
+
+    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+        """The current injected provider's pod hints, else no preference."""
+        return self.current.get_pod_topology_hints(pod) if self.current else None
+
+    def allocate(self, pod: Any, container: Any) -> None:
+        """The current injected provider's Allocate, if any."""
+        if self.current:
+            self.current.allocate(pod, container)
+
+    def allocate_pod(self, pod: Any) -> None:
+        """The current injected provider's AllocatePod, if any."""
+        if self.current and hasattr(self.current, "allocate_pod"):
+            self.current.allocate_pod(pod)
+
+
+@dataclass
+class AdmitOutcome:
+    """An admission: kubelet's PodAdmitResult plus the memory manager's hints during it."""
+
+    admit: bool
+    reason: str = ""
+    message: str = ""
+    hints: dict[str, ProviderHints] = field(default_factory=dict)
+
+
+class SimulatedNode:
+    """One node: machine info, configuration, the checkpoint folder, and the managers.
+
+    `state_dir` is the folder of `memory_manager_state`; None keeps the memory manager's
+    state in memory only, so that a restart begins from an empty state.
+    """
+
+    def __init__(
+        self,
+        machine: MachineInfo,
+        config: KubeletConfig,
+        state_dir: Optional[str],
+        merge_fn: Optional[Callable[..., Any]] = None,
+    ):
+        self.machine = machine
+        self.config = config
+        self.state_dir = state_dir
+        self.merge_fn = merge_fn
+        self.topology_manager: Any = None
+        self.memory_manager: Any = None
+        self.start_error: Optional[str] = None
+        self._recorder: Optional[RecordingProvider] = None
+        self._extra = _SwitchableProvider()
+        self._extra_registered = False
+        self._admitted: dict[str, Pod] = {}  # uid -> pod, admission order
+        self._known: dict[str, Pod] = {}  # every pod ever admitted (for removal by name)
+        self._containers: dict[str, tuple[str, str]] = {}  # container ID -> (pod uid, name)
+        self._current: Optional[Pod] = None
+
+    # ----- lifecycle -----
+
+    @property
+    def running(self) -> bool:
+        """Whether the managers exist (the last start succeeded)."""
+        return self.memory_manager is not None
+
+    def start(self) -> None:
+        """Create the managers and restore state, as the kubelet does at start; raises KubeletStartError."""
+        self.topology_manager = None
+        self.memory_manager = None
+        self._recorder = None
+        self._extra_registered = False
+        try:
+            self._start()
+        except KubeletStartError as exc:
+            self.start_error = str(exc)
+            raise
+        except Exception as exc:  # any manager error is a refusal to start
+            self.topology_manager = None
+            self.memory_manager = None
+            self.start_error = str(exc)
+            raise KubeletStartError(str(exc)) from exc
+        self.start_error = None
+
+    def _start(self) -> None:
+        """In kubelet's order: feature gates, configuration validation, topology manager,
+        memory manager, hint-provider registration, memory manager Start."""
+        from memorymanager.manager import new_manager as new_memory_manager
+        from topologymanager.manager import new_manager as new_topology_manager
+
+        cfg = self.config
+        try:
+            gates = FeatureGates.from_config(cfg.feature_gates)
+        except ValueError as exc:
+            raise KubeletStartError(f"failed to set feature gates from initial flags-based config: {exc}") from exc
+        problems = validate_kubelet_configuration(cfg)
+        if problems:
+            raise KubeletStartError(
+                f"failed to validate kubelet configuration, error: {aggregate_errors(list(problems))}"
+            )
+        tm = new_topology_manager(
+            self.machine.topology,
+            cfg.topology_manager_policy,
+            cfg.topology_manager_scope,
+            dict(cfg.topology_manager_policy_options),
+            gates,
+            merge_fn=self.merge_fn,
+        )
+        mm = new_memory_manager(
+            cfg.memory_manager_policy,
+            self.machine,
+            node_allocatable_reservation(cfg, self.machine),
+            list(cfg.reserved_memory),
+            self.state_dir,
+            tm,
+            policy_options=dict(cfg.memory_manager_policy_options) or None,
+            feature_gates=gates,
+        )
+        recorder = RecordingProvider(mm)
+        tm.add_hint_provider(recorder)
+        try:
+            mm.start(self.active_pods, self._initial_containers())
+        except Exception as exc:
+            raise KubeletStartError(f"start memory manager error: {exc}") from exc
+        self.topology_manager, self.memory_manager, self._recorder = tm, mm, recorder
+
+    def _initial_containers(self) -> dict[str, tuple[str, str]]:
+        """The runtime's containers for the memory manager's Start: container ID -> (pod UID, name).
+
+        These are the containers created so far and not removed one by one; kubelet builds
+        the same map from the container runtime when it starts.
+        """
+        return dict(self._containers)
+
+    def restart(self, config: Optional[KubeletConfig] = None) -> None:
+        """Kubelet restart: new managers from the same checkpoint folder, optionally a new config."""
+        if config is not None:
+            self.config = config
+        self.start()
+
+    def require_running(self) -> None:
+        """Raise NodeError (naming the start error, if any) unless the node is running."""
+        if not self.running:
+            why = f" (start failed: {self.start_error})" if self.start_error else ""
+            raise NodeError(f"the node is not running{why}")
+
+    # ----- pods -----
+
+    def active_pods(self) -> list[Pod]:
+        """kubelet's activePods: admitted pods not removed, plus the pod of the current operation."""
+        pods = [p for uid, p in self._admitted.items() if self._current is None or uid != self._current.uid]
+        if self._current is not None:
+            pods.append(self._current)
+        return pods
+
+    def find_pod(self, ref: str) -> Optional[Pod]:
+        """An admitted pod by UID, else by name (the most recent one), else None."""
+        if ref in self._known:
+            return self._known[ref]
+        for pod in reversed(list(self._known.values())):
+            if pod.name == ref:
+                return pod
+        return None
+
+    def admit(self, pod: Pod, extra: Optional[Any] = None) -> AdmitOutcome:
+        """Admission, then container creation for an admitted pod.
+
+        `extra` is a hint provider for this admission only, consulted after the memory
+        manager. The pod is active during the admission; it stays active only if admitted.
+        """
+        self.require_running()
+        self._recorder.recorded = {}
+        if extra is not None and not self._extra_registered:
+            self.topology_manager.add_hint_provider(self._extra)
+            self._extra_registered = True
+        self._current = pod
+        self._extra.current = extra
+        try:
+            result = self.topology_manager.admit(pod)
+            if result.admit:
+                self._admitted.pop(pod.uid, None)
+                self._admitted[pod.uid] = pod
+                self._known.pop(pod.uid, None)
+                self._known[pod.uid] = pod
+                for container in pod.all_containers():
+                    cid = container_id(pod, container.name)
+                    self.memory_manager.add_container(pod, container, cid)
+                    self.topology_manager.add_container(pod, container, cid)
+                    self._containers[cid] = (pod.uid, container.name)
+            else:
+                self._admitted.pop(pod.uid, None)
+        finally:
+            self._current = None
+            self._extra.current = None
+        return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded))
+
+    def topology_hints(self, pod: Pod) -> dict[str, ProviderHints]:
+        """The memory manager's hints only: per container (init then app), or `{"pod": ...}` in pod scope."""
+        self.require_running()
+        self._current = pod
+        try:
+            if self.config.topology_manager_scope == POD_SCOPE:
+                return {POD_SCOPE: self.memory_manager.get_pod_topology_hints(pod)}
+            return {c.name: self.memory_manager.get_topology_hints(pod, c) for c in pod.all_containers()}
+        finally:
+            self._current = None
+
+    def remove(self, pod: Pod, container_name: Optional[str] = None) -> None:
+        """RemoveContainer for one container, or for every container of the pod (the pod stops being active)."""
+        self.require_running()
+        if container_name is not None:
+            names = [container_name]
+        else:
+            names = [c.name for c in pod.all_containers()]
+            self._admitted.pop(pod.uid, None)
+        self.remove_container_ids([container_id(pod, name) for name in names])
+
+    def remove_container_ids(self, ids: list[str]) -> None:
+        """Memory manager then topology manager RemoveContainer for each ID (unknown IDs change nothing)."""
+        self.require_running()
+        for cid in ids:
+            self.memory_manager.remove_container(cid)
+            self.topology_manager.remove_container(cid)
+            self._containers.pop(cid, None)
+
+    # ----- readers -----
+
+    def state(self) -> Any:
+        """The memory manager's state reader."""
+        self.require_running()
+        return self.memory_manager.state()
+

@@ -1,0 +1,145 @@
+"""`memorymanager checkpoint inspect|verify`."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memorymanager.cli.checkpoint_cmd import human_size, inspect, verify
+from state.checkpoint import encode_checkpoint
+from state.types import Block, MemoryTable, NUMANodeState, PodEntry
+
+GI = 1 << 30
+MACHINE = {
+    0: NUMANodeState(2, {"memory": MemoryTable(8 * GI, GI, 7 * GI, 3 * GI, 4 * GI),
+                         "hugepages-2Mi": MemoryTable(GI, 0, GI, 0, GI)}, [0, 1]),
+    1: NUMANodeState(1, {"memory": MemoryTable(8 * GI, GI, 7 * GI, 2 * GI, 5 * GI)}, [0, 1]),
+    2: NUMANodeState(0, {"memory": MemoryTable(8 * GI, GI, 7 * GI, 0, 7 * GI)}, [2]),
+}
+ENTRIES = {"pod-uid": {"app": [Block([0, 1], "memory", 5 * GI)]}}
+REAL_NONE = b'{"policyName":"None","machineState":{},"checksum":4236770233}'
+
+
+def run(fn, *args) -> tuple[int, str]:
+    out = io.StringIO()
+    code = fn(*args, out)
+    return code, out.getvalue()
+
+
+def write(tmp_path, blob: bytes, name: str = "memory_manager_state") -> str:
+    path = tmp_path / name
+    path.write_bytes(blob)
+    return str(path)
+
+
+def test_human_size() -> None:
+    assert [human_size(n) for n in (0, 512, 1024, 1536, GI, 3 * GI // 2, 104857600)] == [
+        "0", "512", "1Ki", "1.50Ki", "1Gi", "1.50Gi", "100Mi"]
+
+
+def test_inspect_table(tmp_path) -> None:
+    path = write(tmp_path, encode_checkpoint("Static", MACHINE, ENTRIES, fmt="v3"))
+    code, text = run(inspect, path, False)
+    assert code == 0
+    assert "format:      v3" in text and "policy:      Static" in text
+    assert "checksum:    valid (dataChecksum " in text
+    assert "v1 part for older kubelets: valid (checksum " in text
+    assert "kubelet:     loads it (as v3" in text
+    assert "NUMA node 0   cells [0,1]   assignments 2" in text
+    assert "7Gi (7516192768)" in text and "hugepages-2Mi" in text
+    assert "NUMA groups: [0,1] [2]" in text
+    assert "pod pod-uid" in text and "app: memory 5Gi (5368709120) on [0,1]" in text
+
+
+def test_inspect_json_matches_the_checkpoint_shape(tmp_path) -> None:
+    blob = encode_checkpoint("Static", MACHINE, ENTRIES, {"pod-uid": PodEntry([Block([2], "memory", GI)])}, fmt="v2")
+    code, text = run(inspect, write(tmp_path, blob), True)
+    assert code == 0
+    report = json.loads(text)
+    assert report["format"] == "v2" and report["loadedAs"] == "v2"
+    assert report["checksum"]["verdict"] == "valid" and report["checksum"]["stored"] == json.loads(blob)["checksum"]
+    assert report["machineState"] == json.loads(blob)["machineState"]
+    assert report["entries"] == json.loads(blob)["entries"]
+    assert report["podEntries"] == json.loads(blob)["podEntries"]
+    assert report["groups"] == [[0, 1], [2]]
+    assert report["nodes"][1]["resources"]["memory"]["free"] == 5 * GI
+
+
+@pytest.mark.parametrize(
+    "blob, verdict",
+    [
+        (REAL_NONE, "valid"),
+        (REAL_NONE.replace(b"4236770233", b"0"), "not checked (0)"),
+        (REAL_NONE.replace(b"4236770233", b"42"), "corrupted: expected 4236770233 stored 42"),
+    ],
+)
+def test_checksum_verdicts(tmp_path, blob, verdict) -> None:
+    code, text = run(inspect, write(tmp_path, blob), True)
+    report = json.loads(text)
+    assert code == 0 and report["format"] == "v1"
+    assert report["checksum"]["verdict"] == verdict
+    assert (report["loadError"] is None) == (verdict != f"corrupted: expected 4236770233 stored 42")
+
+
+def test_v3_with_bad_data_checksum(tmp_path) -> None:
+    doc = json.loads(encode_checkpoint("Static", MACHINE, ENTRIES))
+    good = doc["dataChecksum"]
+    doc["dataChecksum"] = 7
+    code, text = run(inspect, write(tmp_path, json.dumps(doc).encode()), False)
+    assert code == 0
+    assert f"checksum:    corrupted: expected {good} stored 7 (dataChecksum)" in text
+    assert "kubelet:     refuses it: could not load v3 checkpoint: checkpoint is corrupted" in text
+
+
+def test_inspect_undecodable_and_missing(tmp_path) -> None:
+    code, text = run(inspect, write(tmp_path, b'{"policyName":'), False)
+    assert code == 1 and "unexpected end of JSON input" in text
+    code, text = run(inspect, str(tmp_path / "nothing"), False)
+    assert code == 1 and "no such file" in text
+    code, text = run(inspect, str(tmp_path), True)
+    assert code == 1 and "is a directory" in json.loads(text)["error"]
+
+
+def test_verify(tmp_path) -> None:
+    path = write(tmp_path, REAL_NONE)
+    assert run(verify, path, None)[0] == 0
+    code, text = run(verify, path, "None")
+    assert code == 0 and text.startswith("OK: kubelet would load") and "format v1" in text
+    code, text = run(verify, path, "Static")
+    assert code == 1
+    assert text.strip() == (
+        'FAIL: could not restore state from checkpoint: [memorymanager] configured policy "Static" differs from '
+        f'state checkpoint policy "None", please drain this node and delete the memory manager checkpoint file '
+        f'"{path}" before restarting Kubelet'
+    )
+    bad = write(tmp_path, REAL_NONE.replace(b"4236770233", b"4236770234"), "bad")
+    code, text = run(verify, bad, "None")
+    assert code == 1 and "could not restore state from checkpoint: checkpoint is corrupted, please drain" in text
+    code, text = run(verify, str(tmp_path / "missing"), None)
+    assert code == 1 and text.startswith("FAIL: ") and "no such file" in text
+
+
+def test_verify_reports_the_kubelet_crash_case(tmp_path) -> None:
+    path = write(tmp_path, encode_checkpoint("Static", {0: NUMANodeState(0, {"memory": None}, [0])}, {}))
+    code, text = run(verify, path, "Static")
+    assert code == 1 and "kubelet would crash" in text
+
+
+def test_cli_wiring(tmp_path, capsys) -> None:
+    from memorymanager.cli.app import main
+
+    path = write(tmp_path, REAL_NONE)
+    assert main(["checkpoint", "verify", path, "--policy", "None"]) == 0
+    assert main(["checkpoint", "inspect", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.split("\n", 1)[1])["policyName"] == "None"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=80), st.booleans())
+def test_never_a_traceback(tmp_path, blob, as_json) -> None:
+    path = write(tmp_path, blob, "garbage")
+    assert run(inspect, path, as_json)[0] in (0, 1)
+    assert run(verify, path, "None")[0] in (0, 1)

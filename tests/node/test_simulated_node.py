@@ -1,0 +1,214 @@
+"""The simulated node (memorymanager.node.simulated_node.SimulatedNode): start, admission, active pods, removal, restart."""
+import os
+
+import pytest
+
+from memorymanager.node.simulated_node import (
+    FixedHintProvider,
+    SimulatedNode,
+    KubeletStartError,
+    NodeError,
+    RecordingProvider,
+    aggregate_errors,
+)
+from kubeinputs.kubelet_config import parse_kubelet_config
+from kubeinputs.machine import parse_machine_info
+from kubeinputs.pod import parse_pod
+from topologymanager.hint import TopologyHint
+
+GI = 1 << 30
+MI = 1 << 20
+MACHINE = parse_machine_info(
+    {
+        "num_cores": 2,
+        "memory_capacity": 8 * GI,
+        "topology": [
+            {"node_id": 0, "memory": 4 * GI, "cores": [{"core_id": 0, "thread_ids": [0], "socket_id": 0}]},
+            {"node_id": 1, "memory": 4 * GI, "cores": [{"core_id": 1, "thread_ids": [1], "socket_id": 1}]},
+        ],
+    },
+    "machine",
+)
+STATIC = {
+    "memoryManagerPolicy": "Static",
+    "topologyManagerPolicy": "best-effort",
+    "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}],
+}
+
+
+def pod(name, *containers, init=(), memory="1Gi"):
+    spec = {"containers": [{"name": c, "resources": {"limits": {"cpu": "1", "memory": memory}}} for c in containers]}
+    if init:
+        spec["initContainers"] = [{"name": c, "resources": {"limits": {"cpu": "1", "memory": memory}}} for c in init]
+    return parse_pod({"metadata": {"name": name}, "spec": spec}, "pod")
+
+
+def node(tmp_path, kubelet=STATIC, **kw):
+    n = SimulatedNode(MACHINE, parse_kubelet_config(kubelet, "kubelet"), str(tmp_path), **kw)
+    n.start()
+    return n
+
+
+def free(n, numa=0):
+    return n.state().get_machine_state()[numa].memory_map["memory"].free
+
+
+def test_aggregate_errors_text():
+    assert aggregate_errors(["a"]) == "a"
+    assert aggregate_errors(["a", "b"]) == "[a, b]"
+
+
+@pytest.mark.parametrize(
+    "kubelet, message",
+    [
+        ({"featureGates": {"NoSuchGate": True}},
+         "failed to set feature gates from initial flags-based config: unrecognized feature gate: NoSuchGate"),
+        ({"topologyManagerPolicy": "bogus", "topologyManagerScope": "bogus"},
+         "failed to validate kubelet configuration, error: [invalid configuration: topologyManagerPolicy"),
+        ({"memoryManagerPolicy": "Dynamic"}, 'unknown policy: "Dynamic"'),
+        ({"memoryManagerPolicy": "Static"},
+         'the total amount "0" of type "memory" is not equal to the value "100Mi" determined by Node Allocatable feature'),
+    ],
+)
+def test_start_errors_carry_kubelet_text(tmp_path, kubelet, message):
+    n = SimulatedNode(MACHINE, parse_kubelet_config(kubelet, "kubelet"), str(tmp_path))
+    with pytest.raises(KubeletStartError) as info:
+        n.start()
+    assert message in str(info.value)
+    assert not n.running and n.start_error == str(info.value)
+    with pytest.raises(NodeError, match=r"the node is not running \(start failed: "):
+        n.admit(pod("p", "c"))
+
+
+def test_a_memory_manager_start_failure_is_wrapped_as_kubelet_does(tmp_path):
+    (tmp_path / "memory_manager_state").write_text("{")
+    n = SimulatedNode(MACHINE, parse_kubelet_config(STATIC, "kubelet"), str(tmp_path))
+    with pytest.raises(KubeletStartError) as info:
+        n.start()
+    text = str(info.value)
+    assert text.startswith("start memory manager error: could not restore state from checkpoint: ")
+    assert "unexpected end of JSON input" in text
+
+
+def test_active_pods_follow_admissions_and_removals(tmp_path):
+    n = node(tmp_path)
+    seen = []
+
+    class Spy(FixedHintProvider):
+        def get_topology_hints(self, p, c):
+            seen.append(sorted(x.uid for x in n.active_pods()))
+            return None
+
+    a, b = pod("a", "c"), pod("b", "c", memory="100Gi")
+    assert n.admit(a, Spy()).admit
+    assert seen == [["a"]]  # the pod being admitted is active during its admission
+    # b does not fit anywhere: Allocate fails, the pod is rejected and is not active afterwards
+    outcome = n.admit(b, Spy())
+    assert not outcome.admit and outcome.reason == "UnexpectedAdmissionError"
+    assert seen[-1] == ["a", "b"]
+    assert [p.uid for p in n.active_pods()] == ["a"]
+    n.remove(a, "c")  # one container: the pod stays active
+    assert [p.uid for p in n.active_pods()] == ["a"]
+    n.remove(a)  # the whole pod
+    assert n.active_pods() == []
+
+
+def test_admission_adds_containers_and_records_memory_manager_hints(tmp_path):
+    n = node(tmp_path)
+    p = pod("p", "app", init=["init"])
+    outcome = n.admit(p)
+    assert outcome.admit
+    assert set(outcome.hints) == {"init", "app"}
+    assert outcome.hints["app"]["memory"][0] == TopologyHint.of([0], True)
+    # AddContainer of the app container released the finished init container's blocks
+    assert n.memory_manager.get_memory("p", "init") is None
+    assert n.memory_manager.get_memory("p", "app")[0].numa_affinity == [0]
+    assert n.topology_manager.get_affinity("p", "app") == TopologyHint.of([0], True)
+
+
+def test_injected_provider_counts_for_one_admission_only(tmp_path):
+    n = node(tmp_path, {"topologyManagerPolicy": "restricted"})
+    cpu_on_1 = FixedHintProvider({"c": {"cpu": [TopologyHint.of([1], True)]}})
+    assert n.admit(pod("a", "c"), cpu_on_1).admit
+    assert n.topology_manager.get_affinity("a", "c") == TopologyHint.of([1], True)
+    assert n.admit(pod("b", "c")).admit
+    assert n.topology_manager.get_affinity("b", "c") == TopologyHint.of([0, 1], True)
+    impossible = FixedHintProvider({"c": {"cpu": []}})
+    outcome = n.admit(pod("c", "c"), impossible)
+    assert (outcome.admit, outcome.reason) == (False, "TopologyAffinityError")
+
+
+def test_fixed_provider_answers_copies_and_nil_for_unknown_containers():
+    hints = {"cpu": [TopologyHint.of([0], True)], "dev": None}
+    provider = FixedHintProvider({"c": hints}, pod={"cpu": []})
+    c = pod("p", "c").containers[0]
+    got = provider.get_topology_hints(None, c)
+    assert got == hints and got is not hints
+    got["cpu"].append(TopologyHint())
+    assert provider.get_topology_hints(None, c) == hints
+    assert provider.get_topology_hints(None, pod("p", "other").containers[0]) is None
+    assert provider.get_pod_topology_hints(None) == {"cpu": []}
+    assert provider.allocate(None, c) is None
+
+
+def test_recording_provider_is_transparent():
+    class Inner:
+        def get_topology_hints(self, p, c):
+            return {"memory": [TopologyHint.of([0], True)]}
+
+        def get_pod_topology_hints(self, p):
+            return None
+
+        def allocate(self, p, c):
+            raise RuntimeError("refused")
+
+    rec = RecordingProvider(Inner())
+    c = pod("p", "c").containers[0]
+    assert rec.get_topology_hints(None, c) == {"memory": [TopologyHint.of([0], True)]}
+    assert rec.get_pod_topology_hints(None) is None
+    assert rec.recorded == {"c": {"memory": [TopologyHint.of([0], True)]}, "pod": None}
+    with pytest.raises(RuntimeError):
+        rec.allocate(None, c)
+    # a provider without allocate_pod stays without it (the pod scope skips such providers)
+    assert getattr(rec, "allocate_pod", None) is None
+
+
+def test_hints_in_each_scope_allocate_nothing(tmp_path):
+    n = node(tmp_path)
+    p = pod("p", "app", init=["init"], memory="2Gi")
+    by_container = n.topology_hints(p)
+    assert list(by_container) == ["init", "app"]
+    assert n.state().get_memory_assignments() == {}
+    pod_scope = node(tmp_path / "pod", {**STATIC, "topologyManagerScope": "pod"})
+    assert list(pod_scope.topology_hints(p)) == ["pod"]
+
+
+def test_restart_keeps_admitted_pods_and_their_container_ids(tmp_path):
+    n = node(tmp_path)
+    p = pod("p", "c")
+    assert n.admit(p).admit
+    before = free(n)
+    assert before == 4 * GI - 100 * MI - GI
+    n.restart()
+    assert os.path.exists(tmp_path / "memory_manager_state")
+    assert n.memory_manager.get_memory("p", "c")[0].size == GI
+    # the topology manager keeps no state across restarts
+    assert n.topology_manager.get_affinity("p", "c") == TopologyHint()
+    # the memory manager knows the container ID again (initial containers), so removal frees memory
+    n.remove(p, "c")
+    assert free(n) == 4 * GI - 100 * MI
+
+
+def test_restart_with_a_new_configuration(tmp_path):
+    n = node(tmp_path)
+    with pytest.raises(KubeletStartError, match='configured policy "None" differs from state checkpoint policy "Static"'):
+        n.restart(parse_kubelet_config({"memoryManagerPolicy": "None"}, "kubelet"))
+    assert not n.running
+    n.restart(parse_kubelet_config(STATIC, "kubelet"))
+    assert n.running and n.start_error is None
+
+
+def test_unknown_container_ids_are_ignored(tmp_path):
+    n = node(tmp_path)
+    n.remove_container_ids(["ghost/c"])
+    n.remove(pod("never", "c"))
