@@ -2,21 +2,19 @@
 from __future__ import annotations
 
 from kubeinputs.kubelet_config import KubeletConfig, MemoryReservation
-from kubeinputs.machine import HugePagesInfo, MachineInfo, Node
+from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Container, Pod, ResourceRequirements
 from kubeinputs.quantity import parse_quantity
+from kubeinputs.synthetic_machine import synthetic_machine
 
 GiB = 1 << 30
 
 
 def numa_machine(nodes: int, memory_per_node: int = 64 * GiB, hugepages: bool = True) -> MachineInfo:
     """`nodes` NUMA nodes of `memory_per_node` bytes, each with 512 x 2Mi and 4 x 1Gi pages."""
-    topology = []
-    for node_id in range(nodes):
-        pages = [HugePagesInfo(page_size=1048576, num_pages=4), HugePagesInfo(page_size=2048, num_pages=512)] if hugepages else []
-        distances = [10 if other == node_id else 20 for other in range(nodes)]
-        topology.append(Node(node_id=node_id, memory=memory_per_node, hugepages=pages, distances=distances))
-    return MachineInfo(num_cores=nodes * 8, memory_capacity=nodes * memory_per_node, topology=topology)
+    return synthetic_machine(
+        nodes, memory_per_node, hugepages_2mi=512 if hugepages else 0, hugepages_1gi=4 if hugepages else 0
+    )
 
 
 def static_config(topology_policy: str = "restricted", max_numa: int = 8) -> KubeletConfig:

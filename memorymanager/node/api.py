@@ -1,0 +1,385 @@
+"""The public Python API: a node you build from a machine and a kubelet configuration, then
+ask what kubelet would do with a pod.
+
+`Node` wraps the simulated node (`memorymanager.node.simulated_node.SimulatedNode`): the
+same code that runs the conformance scenarios decides here. Inputs are what a user has at
+hand (a cadvisor machine dict or file, this host's sysfs, a KubeletConfiguration dict or file,
+a v1 Pod as a dict, YAML text or a file); answers are small frozen dataclasses and plain
+dicts of ints, never the managers' internal objects.
+
+`would_admit` answers on a throw-away copy of the node whose state lives in memory only, so
+the node itself (its state, checkpoint file and topology affinity store) is untouched.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
+
+from kubeinputs.cpuset import cpuset_string
+from kubeinputs.errors import InputError, expect_map, index_path, join_path, type_name
+from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
+from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
+from kubeinputs.pod import Pod, load_pod_file, parse_pod
+from kubeinputs.reader import load_text
+from kubeinputs.sysfs import read_machine_info
+from memorymanager.node.simulated_node import FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
+from state.state_mem import MemoryState
+from state.types import MemoryTable, NUMANodeState, clone_machine_state
+from topologymanager.bitmask import MAX_BITS
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+from topologymanager.reference_merge import reference_merge_hints
+
+# The types callers pass in.
+PodInput = Union[Mapping[str, object], str, Path, Pod]
+MachineInput = Union[Mapping[str, object], str, Path, MachineInfo]
+KubeletInput = Union[Mapping[str, object], str, Path, KubeletConfig, None]
+HintInput = Union[TopologyHint, Mapping[str, object], tuple]
+ResourceHintsInput = Mapping[str, Optional[Sequence[HintInput]]]
+HintsInput = Union[Mapping[str, Optional[ResourceHintsInput]], ResourceHintsInput, None]
+
+# The types callers get back.
+HintMap = Optional[dict[str, Optional[list[TopologyHint]]]]
+BytesByNode = dict[int, dict[str, int]]
+
+MERGES: dict[str, Optional[Callable[..., TopologyHint]]] = {"fast": None, "reference": reference_merge_hints}
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where kubelet put one container.
+
+    `numa_nodes` is the topology manager's stored affinity (empty when the hint has none),
+    `preferred` its preferred flag, `memory` the bytes the memory manager assigned per
+    resource (`memory`, `hugepages-2Mi`, ...; empty when it assigned nothing) and
+    `cpuset_mems` the `cpuset.mems` kubelet would set ("" when it sets none).
+    """
+
+    numa_nodes: tuple[int, ...]
+    preferred: bool
+    memory: Mapping[str, int] = field(default_factory=dict)
+    cpuset_mems: str = ""
+
+
+@dataclass(frozen=True)
+class Admission:
+    """kubelet's answer to one pod: admitted or not, with its reason and message, and where
+    each container landed (by container name; empty when refused)."""
+
+    admitted: bool
+    reason: str = ""
+    message: str = ""
+    placements: Mapping[str, Placement] = field(default_factory=dict)
+
+
+# ----- reading the caller's inputs --------------------------------------------------------------------
+
+
+def _is_path(value: object) -> bool:
+    """A Path, or a one-line string naming an existing file."""
+    if isinstance(value, Path):
+        return True
+    return isinstance(value, str) and "\n" not in value and os.path.isfile(value)
+
+
+def read_machine(machine: MachineInput) -> MachineInfo:
+    """A cadvisor MachineInfo from a dict, a JSON/YAML file path, or a MachineInfo."""
+    if isinstance(machine, MachineInfo):
+        return machine
+    if _is_path(machine):
+        return load_machine_info(str(machine))
+    if isinstance(machine, str):
+        raise InputError("machine", f"no such file: {machine!r}")
+    return parse_machine_info(dict(expect_map(machine, "machine", "a cadvisor MachineInfo map or a file path")), "machine")
+
+
+def read_kubelet(kubelet: KubeletInput) -> KubeletConfig:
+    """A KubeletConfiguration from field names (a dict), a file path, a KubeletConfig, or None (defaults)."""
+    if isinstance(kubelet, KubeletConfig):
+        return copy.deepcopy(kubelet)
+    if kubelet is None:
+        return parse_kubelet_config({}, "kubelet")
+    if _is_path(kubelet):
+        return load_kubelet_config_file(str(kubelet))
+    if isinstance(kubelet, str):
+        raise InputError("kubelet", f"no such file: {kubelet!r}")
+    return parse_kubelet_config(dict(expect_map(kubelet, "kubelet", "a map of KubeletConfiguration fields")), "kubelet")
+
+
+def read_pod(pod: PodInput) -> Pod:
+    """A v1 Pod from a dict, YAML/JSON text, a file path, or a parsed Pod."""
+    if isinstance(pod, Pod):
+        return pod
+    if _is_path(pod):
+        return load_pod_file(str(pod))
+    if isinstance(pod, str):
+        doc = load_text(pod, "pod")
+        if not isinstance(doc, dict):
+            raise InputError("pod", "neither an existing file nor a v1 Pod manifest (YAML or JSON)")
+        return parse_pod(doc, "pod")
+    return parse_pod(dict(expect_map(pod, "pod", "a v1 Pod manifest")), "pod")
+
+
+def _read_hint(value: HintInput, where: str) -> TopologyHint:
+    """A TopologyHint, `{numaAffinity: [ids] | None, preferred: bool}`, or `(ids | None, preferred)`."""
+    if isinstance(value, TopologyHint):
+        return value
+    if isinstance(value, tuple) and len(value) == 2:
+        nodes, preferred = value
+    elif isinstance(value, Mapping):
+        unknown = set(value) - {"numaAffinity", "preferred"}
+        if unknown or "preferred" not in value or "numaAffinity" not in value:
+            raise InputError(where, "expected a hint {numaAffinity, preferred}")
+        nodes, preferred = value["numaAffinity"], value["preferred"]
+    else:
+        raise InputError(where, f"expected a TopologyHint, a map or a (nodes, preferred) pair, got {type_name(value)}")
+    if not isinstance(preferred, bool):
+        raise InputError(join_path(where, "preferred"), f"expected a boolean, got {type_name(preferred)}")
+    if nodes is None:
+        return TopologyHint.of(None, preferred)
+    ids = list(nodes) if isinstance(nodes, Iterable) and not isinstance(nodes, (str, bytes)) else None
+    if ids is None:
+        raise InputError(join_path(where, "numaAffinity"), f"expected a list of NUMA ids, got {type_name(nodes)}")
+    for j, bit in enumerate(ids):
+        if isinstance(bit, bool) or not isinstance(bit, int) or not 0 <= bit < MAX_BITS:
+            raise InputError(index_path(join_path(where, "numaAffinity"), j), "expected a NUMA id from 0 to 63")
+    return TopologyHint.of(ids, preferred)
+
+
+def _read_resource_hints(value: Optional[ResourceHintsInput], where: str) -> ProviderHints:
+    """`{resource: [hint, ...] | None}` or None (no preference at all)."""
+    if value is None:
+        return None
+    value = expect_map(value, where, "a map of resource name to hints")
+    hints: dict[str, Optional[list[TopologyHint]]] = {}
+    for resource, items in value.items():
+        rwhere = join_path(where, str(resource))
+        if items is None:
+            hints[str(resource)] = None
+        elif isinstance(items, (list, tuple)):
+            hints[str(resource)] = [_read_hint(h, index_path(rwhere, j)) for j, h in enumerate(items)]
+        else:
+            raise InputError(rwhere, f"expected a list of hints, got {type_name(items)}")
+    return hints
+
+
+def _is_pod_scope_form(hints: Mapping[str, object]) -> bool:
+    """Resource name -> list: the pod-scope form; container name -> map: the container form."""
+    return any(v is None or isinstance(v, (list, tuple)) for v in hints.values())
+
+
+def hint_provider(pod: Pod, hints: HintsInput) -> Optional[FixedHintProvider]:
+    """Other providers' hints as one fixed hint provider, consulted after the memory manager.
+
+    Container form: `{container: {resource: [hint, ...]}}` (a container left out has no
+    preference); pod-scope form: `{resource: [hint, ...]}`, answered in pod scope.
+    """
+    if hints is None:
+        return None
+    hints = expect_map(hints, "hints", "a map of container name to resource hints, or of resource name to hints")
+    if _is_pod_scope_form(hints):
+        return FixedHintProvider({}, _read_resource_hints(hints, "hints"))
+    names = [c.name for c in pod.all_containers()]
+    containers: dict[str, ProviderHints] = {}
+    for name, resource_hints in hints.items():
+        if name not in names:
+            raise InputError(join_path("hints", str(name)), f"the pod has no container of this name (it has {', '.join(names)})")
+        containers[name] = _read_resource_hints(resource_hints, join_path("hints", name))
+    return FixedHintProvider(containers, None)
+
+
+# ----- the node --------------------------------------------------------------------------------------
+
+
+class Node:
+    """One simulated kubelet node: machine, kubelet configuration, optional checkpoint folder.
+
+    The node starts on first use (or call `start()` to see a start error early); a start
+    error is raised as `KubeletStartError` with kubelet's text by every later call.
+    """
+
+    def __init__(
+        self,
+        machine: MachineInput,
+        kubelet: KubeletInput = None,
+        *,
+        state_dir: Union[str, Path, None] = None,
+        merge: str = "fast",
+    ) -> None:
+        if merge not in MERGES:
+            raise InputError("merge", f"unknown merge {merge!r}; expected one of: {', '.join(MERGES)}")
+        self._node = SimulatedNode(
+            read_machine(machine), read_kubelet(kubelet), None if state_dir is None else str(state_dir), MERGES[merge]
+        )
+        self._started = False
+
+    @classmethod
+    def from_host(
+        cls, kubelet: KubeletInput = None, *, sysfs_root: Union[str, Path] = "/sys",
+        state_dir: Union[str, Path, None] = None,
+    ) -> "Node":
+        """A node with this host's NUMA topology, read from sysfs as cadvisor reads it."""
+        return cls(read_machine_info(sysfs_root), kubelet, state_dir=state_dir)
+
+    # ----- lifecycle -----
+
+    @property
+    def simulated_node(self) -> SimulatedNode:
+        """The simulated node underneath, for the layers built on this API (servers, explain)."""
+        return self._node
+
+    @property
+    def machine(self) -> MachineInfo:
+        """The node's machine info."""
+        return self._node.machine
+
+    @property
+    def kubelet(self) -> KubeletConfig:
+        """The node's kubelet configuration."""
+        return self._node.config
+
+    def start(self) -> None:
+        """Start kubelet's managers (restoring the checkpoint, if any); raises KubeletStartError."""
+        self._started = True
+        self._node.start()
+
+    def restart(self, **overrides: object) -> None:
+        """Restart kubelet, optionally with changed KubeletConfiguration fields (their field names:
+        `restart(topologyManagerPolicy="restricted")`); state comes back from the checkpoint."""
+        config = parse_kubelet_config(dict(overrides), "restart", base=self._node.config) if overrides else None
+        self._started = True
+        self._node.restart(config)
+
+    def _running(self) -> SimulatedNode:
+        """The started node (starting it on first use)."""
+        if not self._started:
+            self._started = True
+            self._node.start()
+        if not self._node.running:
+            raise KubeletStartError(self._node.start_error or "the node is not running")
+        return self._node
+
+    # ----- pods -----
+
+    def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
+        """Admit a pod as kubelet does (topology manager admission, then container creation)."""
+        node = self._running()
+        parsed = read_pod(pod)
+        outcome = node.admit(parsed, hint_provider(parsed, hints))
+        placements = _placements(node, parsed) if outcome.admit else {}
+        return Admission(outcome.admit, outcome.reason, outcome.message, placements)
+
+    def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
+        """The answer `admit` would give, without changing this node."""
+        node = self._running()
+        parsed = read_pod(pod)
+        trial = fork_in_memory(node)
+        outcome = trial.admit(parsed, hint_provider(parsed, hints))
+        placements = _placements(trial, parsed) if outcome.admit else {}
+        return Admission(outcome.admit, outcome.reason, outcome.message, placements)
+
+    def hints(self, pod: PodInput) -> dict[str, HintMap]:
+        """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope."""
+        node = self._running()
+        return {key: _copy_hint_map(value) for key, value in node.topology_hints(read_pod(pod)).items()}
+
+    def remove(self, pod: PodInput, container: Optional[str] = None) -> None:
+        """Remove every container of an admitted pod (by name, UID or manifest), or one container."""
+        node = self._running()
+        found = _find_admitted(node, pod)
+        if container is not None and found.find_container(container) is None:
+            raise NodeError(f"pod {found.name!r} has no container {container!r}")
+        node.remove(found, container)
+
+    def pods(self) -> list[str]:
+        """The names of the active pods, in admission order."""
+        return [p.name for p in self._running().active_pods()]
+
+    # ----- readers -----
+
+    def machine_state(self) -> dict[int, NUMANodeState]:
+        """A copy of the memory manager's machine state (per NUMA node: memory tables, cells, assignments)."""
+        return dict(clone_machine_state(self._running().state().get_machine_state()))
+
+    def free(self) -> BytesByNode:
+        """Free bytes per NUMA node and resource."""
+        return _by_node(self.machine_state(), lambda table: table.free)
+
+    def allocatable(self) -> BytesByNode:
+        """Allocatable bytes per NUMA node and resource (the memory manager's GetAllocatableMemory)."""
+        result: BytesByNode = {}
+        for block in self._running().memory_manager.get_allocatable_memory() or []:
+            for numa in block.numa_affinity or []:
+                result.setdefault(numa, {})[block.type] = block.size
+        return result
+
+
+def _find_admitted(node: SimulatedNode, pod: PodInput) -> Pod:
+    """An admitted pod named by UID or name (a one-line string that is not a file), or by its manifest."""
+    if isinstance(pod, str) and "\n" not in pod and not _is_path(pod):
+        found = node.find_pod(pod)
+        label = pod
+    else:
+        parsed = read_pod(pod)
+        found, label = node.find_pod(parsed.uid), parsed.name
+    if found is None:
+        raise NodeError(f"no pod {label!r} was admitted on this node")
+    return found
+
+
+def _by_node(machine_state: Mapping[int, NUMANodeState], pick: Callable[[MemoryTable], int]) -> BytesByNode:
+    """One number per NUMA node and resource, taken from each memory table."""
+    return {
+        numa: {resource: pick(table) for resource, table in (node.memory_map or {}).items() if table is not None}
+        for numa, node in sorted(machine_state.items())
+    }
+
+
+def _copy_hint_map(hints: ProviderHints) -> HintMap:
+    """A caller's own copy of a provider's hint map."""
+    if hints is None:
+        return None
+    return {res: (None if lst is None else list(lst)) for res, lst in hints.items()}
+
+
+def _placements(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
+    """Each container's stored affinity, assigned memory and cpuset.mems after admission."""
+    placements: dict[str, Placement] = {}
+    for container in pod.all_containers():
+        hint = node.topology_manager.get_affinity(pod.uid, container.name)
+        memory: dict[str, int] = {}
+        for block in node.memory_manager.get_memory(pod.uid, container.name) or []:
+            memory[block.type] = memory.get(block.type, 0) + block.size
+        mems = node.memory_manager.get_memory_numa_nodes(pod, container)
+        placements[container.name] = Placement(
+            numa_nodes=tuple(hint.nodes() or ()),
+            preferred=hint.preferred,
+            memory=memory,
+            cpuset_mems=cpuset_string(mems or ()),
+        )
+    return placements
+
+
+def fork_in_memory(node: SimulatedNode) -> SimulatedNode:
+    """A deep copy of a running node whose memory manager state lives in memory only.
+
+    What the copy does never reaches the original's state, checkpoint file or affinity store.
+    """
+    manager = node.memory_manager
+    original_state = manager._state
+    manager._state = None  # the checkpoint store stays with the original
+    try:
+        trial = copy.deepcopy(node)
+    finally:
+        manager._state = original_state
+    in_memory = MemoryState()
+    in_memory.set_machine_state(original_state.get_machine_state())
+    in_memory.set_memory_assignments(original_state.get_memory_assignments())
+    in_memory.set_pod_memory_assignments(original_state.get_pod_memory_assignments())
+    trial.memory_manager._state = in_memory
+    trial.state_dir = None
+    trial.memory_manager.state_dir = None
+    return trial
