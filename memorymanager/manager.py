@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from state.state import State
+from state.state import State, StateReader
 from state.types import Block
 from kubeinputs.features import FeatureGates
 from topologymanager.hint_provider import ProviderHints
@@ -89,17 +89,6 @@ def new_manager(
     return Manager(policy, state_dir, gates)
 
 
-def _assigned_containers(state: State) -> list[tuple[str, str]]:
-    """(pod UID, container name) of every stored container assignment, pods then containers
-    sorted. Uses the store's own listing when it has one (no copy of the blocks), else a
-    copy of the assignments. Cost: O(s log s) for s stored containers."""
-    listing = getattr(state, "assigned_containers", None)
-    if listing is not None:
-        return listing()
-    assignments = state.get_memory_assignments()
-    return [(pod_uid, name) for pod_uid in sorted(assignments) for name in sorted(assignments[pod_uid] or {})]
-
-
 class Manager:
     """kubelet's memory manager. Build with `new_manager`, then `start` before anything else."""
 
@@ -174,7 +163,7 @@ class Manager:
         pods = {pod.uid: pod for pod in (self._active_pods() if self._active_pods is not None else [])}
         # like kubelet, the last pod listed under a UID counts
         active = {(uid, c.name) for uid, pod in pods.items() for c in (*pod.init_containers, *pod.containers)}
-        for ref in _assigned_containers(state):
+        for ref in state.assigned_containers():
             if ref not in active:
                 self._policy_remove_container_by_ref(*ref)
         for _container_id, ref in self.container_map.items():  # a snapshot: removal is safe
@@ -247,9 +236,9 @@ class Manager:
         """The pod-level blocks (PodLevelResourceManagers), None if none."""
         return self._started_state().get_pod_memory_blocks(pod_uid)
 
-    def state(self) -> State:
-        """The state store (its readers return copies)."""
-        return self._started_state()
+    def state(self) -> StateReader:
+        """A read-only view of the state store (kubelet's State() returns a state.Reader)."""
+        return StateReader(self._started_state())
 
     def policy_name(self) -> str:
         """The active policy's name."""

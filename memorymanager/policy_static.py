@@ -63,17 +63,6 @@ ERR_EMPTY_STATE = "[memorymanager] machine state can not be empty when it has me
 ERR_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
 
 
-def _save_machine_state(state: State, machine_state: NUMANodeMap) -> None:
-    """Save a machine state the policy read with get_machine_state, changed, and drops now:
-    handed over without a copy to a store that can adopt it, else stored (as a copy) with
-    set_machine_state. Cost: O(nodes) when adopted."""
-    adopt = getattr(state, "adopt_machine_state", None)
-    if adopt is not None:
-        adopt(machine_state)
-    else:
-        state.set_machine_state(machine_state)
-
-
 class StaticPolicy:
     """kubelet's static policy. Build it with `new_policy_static`."""
 
@@ -308,7 +297,7 @@ class StaticPolicy:
             update_machine_state(machine_state, bits, resource, to_reserve)
 
         self.reusable.update(pod, container, container_blocks)
-        _save_machine_state(state, machine_state)
+        state.adopt_machine_state(machine_state)
         state.set_memory_blocks(pod.uid, container.name, container_blocks)
         self._update_init_containers_memory_blocks(state, pod, container, container_blocks)
 
@@ -366,7 +355,7 @@ class StaticPolicy:
         """Give blocks back to the machine state and save it."""
         machine_state = state.get_machine_state()
         release_memory(machine_state, blocks)
-        _save_machine_state(state, machine_state)
+        state.adopt_machine_state(machine_state)
 
     def get_allocatable_memory(self, state: State) -> list[Block]:
         """One block per (node, resource) with non-zero allocatable memory (Go map order is
@@ -490,7 +479,7 @@ class StaticPolicy:
             if blocks is None:
                 blocks = [Block(numa_affinity=list(b.numa_affinity), type=b.type, size=b.size) for b in shared_pool]
             state.set_memory_blocks(pod.uid, container.name, blocks)
-        _save_machine_state(state, machine_state)
+        state.adopt_machine_state(machine_state)
 
 
 def new_policy_static(

@@ -31,6 +31,7 @@ from state.checkpoint import (
 )
 from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
 from kubeinputs.checksum import FNVMemo
+from state.state import State
 from state.state_mem import MemoryState
 from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
@@ -111,7 +112,7 @@ def check_loadable(loaded: LoadedCheckpoint, policy_name: Optional[str], path: s
         )
 
 
-class CheckpointState:
+class CheckpointState(State):
     """State backed by a checkpoint file; readers return copies, writers persist at once."""
 
     def __init__(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from kubeinputs.features import FeatureGates
+from state.state import StateReader
 from topologymanager.hint_provider import ProviderHints
 
 from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
@@ -348,8 +349,8 @@ class SimulatedNode:
 
     # ----- readers -----
 
-    def state(self) -> Any:
-        """The memory manager's state reader."""
+    def state(self) -> StateReader:
+        """The memory manager's read-only state view."""
         self.require_running()
         return self.memory_manager.state()
 
