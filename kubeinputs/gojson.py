@@ -31,7 +31,7 @@ class GoJSONError(ValueError):
     """An error with the exact text Go's encoding/json gives."""
 
 
-class SyntaxError_(GoJSONError):
+class JSONSyntaxError(GoJSONError):
     """Go's *json.SyntaxError; `offset` counts the bytes read when it was found."""
 
     def __init__(self, msg: str, offset: int):
@@ -96,13 +96,13 @@ class _Scanner:
         self.step = self.begin_value
         self.parse_state: list[int] = []  # 0 object key, 1 object value, 2 array value
         self.end_top = False
-        self.err: Optional[SyntaxError_] = None
+        self.err: Optional[JSONSyntaxError] = None
         self.bytes = 0
 
     def error(self, c: int, context: str) -> None:
         """Stop with Go's `invalid character ... <context>` error."""
         self.step = self.state_error
-        self.err = SyntaxError_(f"invalid character {quote_char(c)} {context}", self.bytes)
+        self.err = JSONSyntaxError(f"invalid character {quote_char(c)} {context}", self.bytes)
 
     def state_error(self, c: int) -> None:
         """After an error every byte is ignored."""
@@ -113,7 +113,7 @@ class _Scanner:
         self.parse_state.append(state)
         if len(self.parse_state) > MAX_NESTING_DEPTH:
             self.step = self.state_error
-            self.err = SyntaxError_("exceeded max depth", self.bytes)
+            self.err = JSONSyntaxError("exceeded max depth", self.bytes)
             return False
         return True
 
@@ -331,11 +331,11 @@ class _Scanner:
         self.step(ord(" "))
         if self.end_top or self.err is not None:
             return
-        self.err = SyntaxError_("unexpected end of JSON input", self.bytes)
+        self.err = JSONSyntaxError("unexpected end of JSON input", self.bytes)
 
 
 def check_valid(data: bytes) -> None:
-    """Go's checkValid: raise SyntaxError_ with Go's message unless `data` is one JSON value."""
+    """Go's checkValid: raise JSONSyntaxError with Go's message unless `data` is one JSON value."""
     scanner = _Scanner()
     for c in data:
         scanner.bytes += 1
@@ -682,7 +682,7 @@ def _parse_integer(text: str, signed: bool) -> Optional[int]:
 def unmarshal(data: bytes, target: Any, gotype: GoStruct) -> None:
     """json.Unmarshal(data, &target): decode into the (pre-initialised) struct `target`.
 
-    Raises SyntaxError_ before touching `target` when the bytes are not JSON, or the first
+    Raises JSONSyntaxError before touching `target` when the bytes are not JSON, or the first
     UnmarshalTypeError after the whole document was decoded (other fields are still set).
     """
     root = parse(data)

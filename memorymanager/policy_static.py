@@ -87,31 +87,27 @@ class StaticPolicy:
     # ----- gates and guards -------------------------------------------------------------------
 
     @property
-    def _plr(self) -> bool:
+    def _pod_level_resources(self) -> bool:
         """PodLevelResources gate."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCES_GATE)
 
     @property
-    def _plrm(self) -> bool:
+    def _pod_level_resource_managers(self) -> bool:
         """PodLevelResourceManagers gate."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE)
-
-    def _pod_level_managed(self, pod: Any) -> bool:
-        """Pod-level resource managers apply: both gates on and the pod sets `spec.resources`."""
-        return self._plrm and self._plr and is_pod_level_resources_set(pod)
 
     def _skip_pod_level(self, pod: Any) -> bool:
         """Pods with pod-level resources the policy does not handle: released code skips them when
         PodLevelResources is on; with PodLevelResourceManagers on they are handled instead."""
         if not is_pod_level_resources_set(pod):
             return False
-        if self._plrm:
-            return not self._plr
-        return self._plr
+        if self._pod_level_resource_managers:
+            return not self._pod_level_resources
+        return self._pod_level_resources
 
     def _is_guaranteed(self, pod: Any) -> bool:
         """The pod's QoS class is Guaranteed (pod-level resources count when PodLevelResources is on)."""
-        return get_pod_qos(pod, self._plr) == GUARANTEED
+        return get_pod_qos(pod, self._pod_level_resources) == GUARANTEED
 
     def name(self) -> str:
         """`Static`."""
@@ -148,7 +144,7 @@ class StaticPolicy:
         strict_fit = self.feature_gates.enabled(DRIFT_TOLERANCE_GATE)
         expected = self.get_default_machine_state()
         for pod_uid in sorted(assignments):
-            if self._plrm:
+            if self._pod_level_resource_managers:
                 pod_blocks = state.get_pod_memory_blocks(pod_uid)
                 if pod_blocks:
                     replay_blocks(expected, pod_blocks, pod_uid, "", strict_fit)
@@ -173,10 +169,10 @@ class StaticPolicy:
         if not self._is_guaranteed(pod):
             return None
         try:
-            requested = get_container_requested_resources(pod, container, self._plrm)
+            requested = get_container_requested_resources(pod, container, self._pod_level_resource_managers)
         except MemoryManagerError:
             return None  # kubelet logs "Failed to get container requested resources"
-        if self._plrm and not requested:
+        if self._pod_level_resource_managers and not requested:
             return None
         if self._skip_pod_level(pod):
             return None
@@ -196,18 +192,18 @@ class StaticPolicy:
         if not self._is_guaranteed(pod):
             return None
         try:
-            requested = get_pod_requested_resources(pod, self._plrm)
+            requested = get_pod_requested_resources(pod, self._pod_level_resource_managers)
         except MemoryManagerError:
             return None  # kubelet logs "Failed to get pod requested resources"
         if self._skip_pod_level(pod):
             return None
-        pod_level = self._plrm and is_pod_level_resources_set(pod)
+        pod_level = self._pod_level_resource_managers and is_pod_level_resources_set(pod)
         if pod_level:
             try:
                 self.validate_pod_scope_resources(pod)
             except MemoryManagerError:
                 return {resource: [] for resource in requested}
-        if self._plrm and not requested:
+        if self._pod_level_resource_managers and not requested:
             return None
         if pod_level:
             pod_blocks = state.get_pod_memory_blocks(pod.uid)
@@ -217,7 +213,7 @@ class StaticPolicy:
             blocks = state.get_memory_blocks(pod.uid, container.name)
             if blocks is None:
                 continue
-            if self._plrm:
+            if self._pod_level_resource_managers:
                 try:
                     own = get_container_requested_resources(pod, container, True)
                 except MemoryManagerError:
@@ -282,7 +278,7 @@ class StaticPolicy:
             return  # "Container already present in state, skipping"
 
         hint = self.affinity.get_affinity(pod.uid, container.name)
-        requested = get_container_requested_resources(pod, container, self._plrm)
+        requested = get_container_requested_resources(pod, container, self._pod_level_resource_managers)
         if not requested:
             return  # "Exclusive memory allocation skipped, container requests no memory resources"
 
@@ -336,7 +332,7 @@ class StaticPolicy:
     def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
         """Release a container's memory (idempotent). With pod-level blocks (KEP-5526), the pod's
         memory is released only when its last container goes."""
-        if self._plrm:
+        if self._pod_level_resource_managers:
             pod_blocks = state.get_pod_memory_blocks(pod_uid)
             if pod_blocks is not None:
                 state.delete(pod_uid, container_name)
@@ -418,7 +414,7 @@ class StaticPolicy:
         total and the machine state is charged once per resource. A no-op unless both
         PodLevelResources and PodLevelResourceManagers are on.
         """
-        if not (self._plrm and self._plr):
+        if not (self._pod_level_resource_managers and self._pod_level_resources):
             return
         if not self._is_guaranteed(pod):
             return
