@@ -7,23 +7,17 @@ nodes, then pairs in lexicographic order, and so on.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 from state.types import MEMORY, Block, NUMANodeMap, NUMANodeState
 from topologymanager import bitmask
 from topologymanager.hint import TopologyHint
 
 from memorymanager.machine_state import are_groups_equal, memory_table, node_state
-
-# (mask, resource) -> bytes of this pod's init-container memory that may be re-used on exactly that mask.
-ReusableLookup = Callable[[int, str], int]
+from memorymanager.reference_hints import reference_calculate_hints
+from memorymanager.reusable_memory import ReusableLookup, no_reuse
 
 Hints = dict[str, list[TopologyHint]]
-
-
-def no_reuse(mask: int, resource: str) -> int:
-    """No re-usable memory anywhere (calculate_hints recognises it and skips the look-ups)."""
-    return 0
 
 
 def calculate_hints(
@@ -42,7 +36,7 @@ def calculate_hints(
 
     Like kubelet, comparing groups sorts the nodes' `cells` lists in place.
 
-    Same result, errors and side effects as `calculate_hints_plain`, faster: per-mask
+    Same result, errors and side effects as `reference_calculate_hints`, faster: per-mask
     sums are subset sums built by doubling (sum[mask] = sum[mask without its highest
     node] + value[that node]) and the checks run as list comprehensions over all masks.
     Cost: O(2^n * r) for n NUMA nodes and r requested resources, plus O(2^n * g) for g
@@ -51,7 +45,7 @@ def calculate_hints(
     """
     numa_nodes = sorted(machine_state)
     if not requested or not numa_nodes or not all(type(i) is int and 0 <= i < bitmask.MAX_BITS for i in numa_nodes):
-        return calculate_hints_plain(machine_state, requested, reusable)  # the edge cases, as kubelet does them
+        return reference_calculate_hints(machine_state, requested, reusable)  # the edge cases, as kubelet does them
     n = len(numa_nodes)
     resources = list(requested)
     sizes = [requested[resource] for resource in resources]
@@ -240,74 +234,6 @@ def _both(ok1: Optional[list[bool]], ok2: Optional[list[bool]]) -> Optional[list
     if ok2 is None:
         return ok1
     return [a and b for a, b in zip(ok1, ok2)]
-
-
-def calculate_hints_plain(
-    machine_state: NUMANodeMap, requested: dict[str, int], reusable: ReusableLookup = no_reuse
-) -> Hints:
-    """Every NUMA mask that can hold the request, for every requested resource (the plain loop).
-
-    The literal transcription of kubelet's calculateHints, kept as the oracle of
-    `calculate_hints` and used for inputs its fast path does not take. Cost: O(2^n * n * r)
-    for n NUMA nodes and r requested resources.
-
-    A mask is skipped when its allocatable memory is too small (it then does not
-    count towards the minimum size); otherwise it lowers the minimum size *before*
-    the group and free-memory checks. Single nodes inside a multi-NUMA group, and
-    multi-node masks touching a single-NUMA allocation or another group, are
-    skipped; free memory (plus the pod's re-usable init memory for that exact mask)
-    must cover the request. Preferred = the mask has the minimum size. When nothing
-    fits the result is an empty map (no resource keys).
-
-    Like kubelet, comparing groups sorts the nodes' `cells` lists in place.
-    """
-    numa_nodes = sorted(machine_state)
-    min_affinity_size = len(numa_nodes)
-    hints: Hints = {}
-    for mask in bitmask.iterate_bit_masks(numa_nodes):
-        bits = bitmask.get_bits(mask)
-        single = len(bits) == 1
-
-        total_free: dict[str, int] = {}
-        total_allocatable: dict[str, int] = {}
-        for node_id in bits:
-            for resource in requested:
-                table = memory_table(machine_state, node_id, resource)
-                total_free[resource] = total_free.get(resource, 0) + table.free
-                total_allocatable[resource] = total_allocatable.get(resource, 0) + table.allocatable
-
-        if any(total_allocatable.get(resource, 0) < size for resource, size in requested.items()):
-            continue
-
-        min_affinity_size = min(min_affinity_size, bitmask.count(mask))
-
-        if single and len(node_state(machine_state, bits[0]).cells or []) > 1:
-            continue
-
-        violates_group = False
-        if not single:
-            for node_id in bits:
-                node = node_state(machine_state, node_id)
-                if node.number_of_assignments > 0:
-                    if len(node.cells or []) == 1 or not are_groups_equal(node.cells, bits):
-                        violates_group = True
-                        break
-        if violates_group:
-            continue
-
-        if any(total_free.get(resource, 0) + reusable(mask, resource) < size for resource, size in requested.items()):
-            continue
-
-        for resource in requested:
-            hints.setdefault(resource, []).append(TopologyHint(mask, False))
-
-    for resource in requested:
-        if resource in hints:
-            hints[resource] = [
-                TopologyHint(h.numa_node_affinity, bitmask.count(h.numa_node_affinity) == min_affinity_size)
-                for h in hints[resource]
-            ]
-    return hints
 
 
 def regenerate_hints(blocks: list[Block], requested: dict[str, int]) -> Optional[Hints]:
