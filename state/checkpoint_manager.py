@@ -15,7 +15,7 @@ import os
 import re
 import tempfile
 
-from state.checkpoint import CheckpointNotFoundError
+from state.checkpoint_errors import CheckpointNotFoundError
 
 TMP_PREFIX = "."
 _KEY_RE = re.compile(r"^[a-zA-Z0-9._-]{1,250}$")

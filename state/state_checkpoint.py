@@ -20,15 +20,9 @@ import os
 from typing import Optional
 
 from kubeinputs import gojson
-from state.checkpoint import (
-    DEFAULT_WRITE_FORMAT,
-    FORMATS,
-    CheckpointError,
-    CheckpointNotFoundError,
-    LoadedCheckpoint,
-    encode_checkpoint,
-    read_checkpoint,
-)
+from state.checkpoint import DEFAULT_WRITE_FORMAT, FORMATS, LoadedCheckpoint, read_checkpoint
+from state.checkpoint_errors import CheckpointError, CheckpointNotFoundError
+from state.checkpoint_writer import encode_checkpoint
 from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
 from kubeinputs.checksum import FNVMemo
 from state.state import State

@@ -39,9 +39,5 @@ class TopologyHint:
         """Same preferred flag and both affinities nil or equal (kubelet's IsEqual)."""
         return self.preferred == other.preferred and self.numa_node_affinity == other.numa_node_affinity
 
-    def to_dict(self) -> dict:
-        """The scenario-format shape `{numaAffinity: [..] | null, preferred: bool}`."""
-        return {"numaAffinity": self.nodes(), "preferred": self.preferred}
-
     def __repr__(self) -> str:
         return f"TopologyHint({self.nodes()}, preferred={self.preferred})"

@@ -8,18 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubeinputs import gojson
-from state.checkpoint import (
-    CheckpointError,
-    CheckpointV1,
-    CheckpointV2,
-    CheckpointV3,
-    assignments_to_obj,
-    blocks_to_obj,
-    encode_checkpoint,
-    machine_state_to_obj,
-    pod_assignments_to_obj,
-    read_checkpoint,
-)
+from state.checkpoint import CheckpointV1, CheckpointV2, CheckpointV3, read_checkpoint
+from state.checkpoint_errors import CheckpointError
+from state.checkpoint_writer import encode_checkpoint
 from kubeinputs.checksum import string_checksum
 from state.types import Block, MemoryTable, NUMANodeState, PodEntry, clone_assignments, clone_machine_state
 
@@ -121,17 +112,6 @@ def test_omitempty() -> None:
     blob = encode_checkpoint("x", None, {}, {"p": PodEntry(None), "q": PodEntry([])}, fmt="v2")
     assert b'"machineState":null' in blob
     assert b'"podEntries":{"p":{},"q":{}}' in blob
-
-
-def test_to_obj_helpers() -> None:
-    assert machine_state_to_obj({10: NUMANodeState(0, {}, [10]), 2: None}) == {
-        "10": {"numberOfAssignments": 0, "memoryMap": {}, "cells": [10]},
-        "2": None,
-    }
-    assert list(machine_state_to_obj({10: None, 2: None})) == ["10", "2"]
-    assert blocks_to_obj([Block([0, 1], "hugepages-2Mi", 4)]) == [{"numaAffinity": [0, 1], "type": "hugepages-2Mi", "size": 4}]
-    assert assignments_to_obj(ENTRIES) == json.loads(ENTRIES_JSON)
-    assert pod_assignments_to_obj(POD_ENTRIES) == json.loads(POD_JSON)
 
 
 # --------------------------------------------------------------------------------------
