@@ -414,57 +414,12 @@ class StaticPolicy:
         total and the machine state is charged once per resource. A no-op unless both
         PodLevelResources and PodLevelResourceManagers are on.
         """
-        if not (self._pod_level_resource_managers and self._pod_level_resources):
+        pod_total = self._pod_budget_to_allocate(state, pod)
+        if pod_total is None:
             return
-        if not self._is_guaranteed(pod):
-            return
-        if state.get_pod_memory_blocks(pod.uid) is not None:
-            return  # "Pod already present in state, skipping"
-        try:
-            pod_total = get_pod_requested_resources(pod, True)
-        except MemoryManagerError:
-            return  # kubelet logs "Failed to get pod requested resources" and admits
-        try:
-            self.validate_pod_scope_resources(pod)
-        except MemoryManagerError as err:
-            raise EmptyPodSharedPoolError(str(err)) from None
-
         machine_state = state.get_machine_state()
-        first = first_container_name(pod)
-        hint = self.affinity.get_affinity(pod.uid, first) if first is not None else TopologyHint()
-        best = self._best_hint(machine_state, pod, pod_total, hint)
-        bits = bitmask.get_bits(best.numa_node_affinity)
-
-        def blocks_for(sizes: Mapping[str, int]) -> list[Block]:
-            """One block per positive size on the pod's mask."""
-            return [Block(numa_affinity=list(bits), type=r, size=s) for r, s in sizes.items() if s > 0]
-
-        exclusive: dict[str, list[Block]] = {}
-        sidecar_memory: dict[str, int] = {}
-        for container in pod.init_containers:
-            requests = get_container_requested_resources(pod, container, True)
-            runnable_pool = {r: total - sidecar_memory.get(r, 0) for r, total in pod_total.items()}
-            if not requests:
-                if is_restartable_init_container(container):
-                    continue
-                exclusive[container.name] = blocks_for(runnable_pool)
-                continue
-            exclusive[container.name] = blocks_for(requests)
-            if is_restartable_init_container(container):
-                for resource, size in requests.items():
-                    sidecar_memory[resource] = sidecar_memory.get(resource, 0) + size
-
-        app_pool = {r: total - sidecar_memory.get(r, 0) for r, total in pod_total.items()}
-        for container in pod.containers:
-            requests = get_container_requested_resources(pod, container, True)
-            if not requests:
-                continue
-            exclusive[container.name] = blocks_for(requests)
-            for resource, size in requests.items():
-                if size > 0:
-                    app_pool[resource] = app_pool.get(resource, 0) - size
-        shared_pool = blocks_for(app_pool)
-
+        bits = self._pod_numa_nodes(machine_state, pod, pod_total)
+        exclusive, shared_pool = _pod_container_blocks(pod, pod_total, bits)
         state.set_pod_memory_blocks(
             pod.uid, [Block(numa_affinity=list(bits), type=r, size=s) for r, s in pod_total.items()]
         )
@@ -476,6 +431,74 @@ class StaticPolicy:
                 blocks = [Block(numa_affinity=list(b.numa_affinity), type=b.type, size=b.size) for b in shared_pool]
             state.set_memory_blocks(pod.uid, container.name, blocks)
         state.adopt_machine_state(machine_state)
+
+    def _pod_budget_to_allocate(self, state: State, pod: Any) -> Optional[dict[str, int]]:
+        """The pod-level request to allocate, None when the pod is skipped; raises for an empty shared pool."""
+        if not (self._pod_level_resource_managers and self._pod_level_resources):
+            return None
+        if not self._is_guaranteed(pod):
+            return None
+        if state.get_pod_memory_blocks(pod.uid) is not None:
+            return None  # "Pod already present in state, skipping"
+        try:
+            pod_total = get_pod_requested_resources(pod, True)
+        except MemoryManagerError:
+            return None  # kubelet logs "Failed to get pod requested resources" and admits
+        try:
+            self.validate_pod_scope_resources(pod)
+        except MemoryManagerError as err:
+            raise EmptyPodSharedPoolError(str(err)) from None
+        return pod_total
+
+    def _pod_numa_nodes(self, machine_state: NUMANodeMap, pod: Any, pod_total: dict[str, int]) -> list[int]:
+        """The pod budget's NUMA nodes: its first container's stored hint, checked and extended by _best_hint."""
+        first = first_container_name(pod)
+        hint = self.affinity.get_affinity(pod.uid, first) if first is not None else TopologyHint()
+        best = self._best_hint(machine_state, pod, pod_total, hint)
+        return bitmask.get_bits(best.numa_node_affinity)
+
+
+def _blocks_on(bits: list[int], sizes: Mapping[str, int]) -> list[Block]:
+    """One block per positive size on these NUMA nodes."""
+    return [Block(numa_affinity=list(bits), type=r, size=s) for r, s in sizes.items() if s > 0]
+
+
+def _pod_container_blocks(
+    pod: Any, pod_total: dict[str, int], bits: list[int]
+) -> tuple[dict[str, list[Block]], list[Block]]:
+    """Exclusive blocks by container name, and the shared pool (the budget left) for the other containers."""
+    exclusive, sidecar_memory = _init_container_blocks(pod, pod_total, bits)
+    app_pool = {r: total - sidecar_memory.get(r, 0) for r, total in pod_total.items()}
+    for container in pod.containers:
+        requests = get_container_requested_resources(pod, container, True)
+        if not requests:
+            continue
+        exclusive[container.name] = _blocks_on(bits, requests)
+        for resource, size in requests.items():
+            if size > 0:
+                app_pool[resource] = app_pool.get(resource, 0) - size
+    return exclusive, _blocks_on(bits, app_pool)
+
+
+def _init_container_blocks(
+    pod: Any, pod_total: dict[str, int], bits: list[int]
+) -> tuple[dict[str, list[Block]], dict[str, int]]:
+    """Init containers' exclusive blocks (budget minus earlier sidecars if no request) and the sidecars' memory."""
+    exclusive: dict[str, list[Block]] = {}
+    sidecar_memory: dict[str, int] = {}
+    for container in pod.init_containers:
+        requests = get_container_requested_resources(pod, container, True)
+        runnable_pool = {r: total - sidecar_memory.get(r, 0) for r, total in pod_total.items()}
+        if not requests:
+            if is_restartable_init_container(container):
+                continue
+            exclusive[container.name] = _blocks_on(bits, runnable_pool)
+            continue
+        exclusive[container.name] = _blocks_on(bits, requests)
+        if is_restartable_init_container(container):
+            for resource, size in requests.items():
+                sidecar_memory[resource] = sidecar_memory.get(resource, 0) + size
+    return exclusive, sidecar_memory
 
 
 def new_policy_static(

@@ -423,3 +423,29 @@ def test_garbage_never_crashes_the_loader(blob: bytes) -> None:
         read_checkpoint(blob)
     except (CheckpointError, gojson.GoJSONError):
         pass
+
+
+def _tree_to_obj(node: gojson.Node):
+    """A parse tree as Python data (duplicate keys: last wins, like json.loads)."""
+    if node.kind == "object":
+        return {key: _tree_to_obj(value) for key, value in node.value}
+    if node.kind == "array":
+        return [_tree_to_obj(value) for value in node.value]
+    if node.kind == "number":
+        return json.loads(node.value)
+    return node.value
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES, st.booleans())
+def test_parse_tree_holds_what_json_loads_reads(value, spaced) -> None:
+    text = json.dumps(value, indent=1 if spaced else None, ensure_ascii=False)
+    assert _tree_to_obj(gojson.parse(text.encode("utf-8", "surrogatepass"))) == value
+    assert gojson.parse(b' {"a" : 1, "a": [true, false, null, "x\\"y"]} ').value[1][1].value[3].value == 'x"y'
