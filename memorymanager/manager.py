@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from state.state import State, StateReader
+from state.state_checkpoint import new_checkpoint_state
+from state.state_mem import MemoryState
 from state.types import Block
 from kubeinputs.features import FeatureGates
 from topologymanager.hint_provider import ProviderHints
@@ -125,11 +127,7 @@ class Manager:
     def _new_state(self) -> State:
         """The checkpoint-backed store, or an in-memory one when there is no state directory."""
         if self.state_dir is None:
-            from state.state_mem import MemoryState
-
             return MemoryState()
-        from state.state_checkpoint import new_checkpoint_state
-
         return new_checkpoint_state(
             self.state_dir,
             MEMORY_MANAGER_STATE_FILE_NAME,

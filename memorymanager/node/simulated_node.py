@@ -15,10 +15,12 @@ from typing import Any, Callable, Optional
 from kubeinputs.features import FeatureGates
 from state.state import StateReader
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.manager import new_manager as new_topology_manager
 
 from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod
+from memorymanager.manager import new_manager as new_memory_manager
 
 POD_SCOPE = "pod"
 
@@ -209,9 +211,6 @@ class SimulatedNode:
     def _start(self) -> None:
         """In kubelet's order: feature gates, configuration validation, topology manager,
         memory manager, hint-provider registration, memory manager Start."""
-        from memorymanager.manager import new_manager as new_memory_manager
-        from topologymanager.manager import new_manager as new_topology_manager
-
         cfg = self.config
         try:
             gates = FeatureGates.from_config(cfg.feature_gates)
