@@ -28,13 +28,14 @@ from memorymanager.policy import (
     MemoryManagerError,
     Policy,
 )
-from memorymanager.policy_none import NonePolicy
+from memorymanager.policy_none import new_policy_none
 from memorymanager.policy_static import POD_LEVEL_RESOURCE_MANAGERS_GATE, new_policy_static
 from kubeinputs.quantity import Quantity
 from memorymanager.requests import is_restartable_init_container
 from memorymanager.reserved_memory import get_system_reserved_memory
 
 __all__ = [
+    "ActivePodsFunc",
     "Manager",
     "MemoryManagerError",
     "EmptyPodSharedPoolError",
@@ -74,7 +75,7 @@ def new_manager(
             raise MemoryManagerError(
                 f"policy {go_quote(POLICY_NONE)} does not support policy options {go_map_string(options)}"
             )
-        policy = NonePolicy()
+        policy = new_policy_none()
     elif policy_name == POLICY_STATIC:
         system_reserved = get_system_reserved_memory(machine_info, node_allocatable_reservation, reserved_memory)
         policy = new_policy_static(machine_info, system_reserved, affinity_store, gates, options, iomem_path)
