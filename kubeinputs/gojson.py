@@ -31,7 +31,7 @@ class GoJSONError(ValueError):
     """An error with the exact text Go's encoding/json gives."""
 
 
-class SyntaxError_(GoJSONError):
+class JSONSyntaxError(GoJSONError):
     """Go's *json.SyntaxError; `offset` counts the bytes read when it was found."""
 
     def __init__(self, msg: str, offset: int):
@@ -96,13 +96,13 @@ class _Scanner:
         self.step = self.begin_value
         self.parse_state: list[int] = []  # 0 object key, 1 object value, 2 array value
         self.end_top = False
-        self.err: Optional[SyntaxError_] = None
+        self.err: Optional[JSONSyntaxError] = None
         self.bytes = 0
 
     def error(self, c: int, context: str) -> None:
         """Stop with Go's `invalid character ... <context>` error."""
         self.step = self.state_error
-        self.err = SyntaxError_(f"invalid character {quote_char(c)} {context}", self.bytes)
+        self.err = JSONSyntaxError(f"invalid character {quote_char(c)} {context}", self.bytes)
 
     def state_error(self, c: int) -> None:
         """After an error every byte is ignored."""
@@ -113,7 +113,7 @@ class _Scanner:
         self.parse_state.append(state)
         if len(self.parse_state) > MAX_NESTING_DEPTH:
             self.step = self.state_error
-            self.err = SyntaxError_("exceeded max depth", self.bytes)
+            self.err = JSONSyntaxError("exceeded max depth", self.bytes)
             return False
         return True
 
@@ -331,11 +331,11 @@ class _Scanner:
         self.step(ord(" "))
         if self.end_top or self.err is not None:
             return
-        self.err = SyntaxError_("unexpected end of JSON input", self.bytes)
+        self.err = JSONSyntaxError("unexpected end of JSON input", self.bytes)
 
 
 def check_valid(data: bytes) -> None:
-    """Go's checkValid: raise SyntaxError_ with Go's message unless `data` is one JSON value."""
+    """Go's checkValid: raise JSONSyntaxError with Go's message unless `data` is one JSON value."""
     scanner = _Scanner()
     for c in data:
         scanner.bytes += 1
@@ -436,65 +436,79 @@ def unquote(raw: bytes) -> str:
 def parse(data: bytes) -> Node:
     """Validate like Go, then build the tree (iteratively: nesting depth is not limited by Python)."""
     check_valid(data)
-    i, n = 0, len(data)
-    stack: list[tuple[Node, Optional[str]]] = []  # container, pending object key
-    root: Optional[Node] = None
+    return _TreeBuilder(data).build()
 
-    def attach(node: Node) -> None:
-        """Put a finished value into its container (or make it the root)."""
-        nonlocal root
-        if not stack:
-            root = node
+
+# the first byte of a literal -> its node kind, value and length
+_LITERALS = {ord("t"): ("true", True, 4), ord("f"): ("false", False, 5), ord("n"): ("null", None, 4)}
+
+
+class _TreeBuilder:
+    """Builds the tree of already validated JSON token by token, with an explicit stack."""
+
+    def __init__(self, data: bytes) -> None:
+        """Nothing read yet."""
+        self.data = data
+        self.stack: list[tuple[Node, Optional[str]]] = []  # open containers, each with its pending object key
+        self.root: Optional[Node] = None
+
+    def build(self) -> Node:
+        """Read every token and return the root value (separators carry no information once valid)."""
+        data, i, n = self.data, 0, len(self.data)
+        while i < n:
+            c = data[i]
+            if c in _SPACE or c in b",:":
+                i += 1
+            elif c in b"{[":
+                self.stack.append((Node("object" if c == ord("{") else "array", []), None))
+                i += 1
+            elif c in b"}]":
+                self.attach(self.stack.pop()[0])
+                i += 1
+            elif c == ord('"'):
+                i = self.string(i)
+            elif c in _LITERALS:
+                kind, value, length = _LITERALS[c]
+                self.attach(Node(kind, value))
+                i += length
+            else:
+                i = self.number(i)
+        assert self.root is not None
+        return self.root
+
+    def attach(self, node: Node) -> None:
+        """Put a finished value into its container under the pending key (or make it the root)."""
+        if not self.stack:
+            self.root = node
             return
-        container, key = stack[-1]
+        container, key = self.stack[-1]
         if container.kind == "array":
             container.value.append(node)
         else:
             container.value.append((key, node))
-            stack[-1] = (container, None)
+            self.stack[-1] = (container, None)
 
-    while i < n:
-        c = data[i]
-        if c in _SPACE or c in b",:":
-            i += 1
-            continue
-        if c in b"{[":
-            stack.append((Node("object" if c == ord("{") else "array", []), None))
-            i += 1
-            continue
-        if c in b"}]":
-            node, _ = stack.pop()
-            attach(node)
-            i += 1
-            continue
-        if c == ord('"'):
-            j = i + 1
-            while data[j] != ord('"'):
-                j += 2 if data[j] == ord("\\") else 1
-            text = unquote(data[i + 1:j])
-            i = j + 1
-            if stack and stack[-1][0].kind == "object" and stack[-1][1] is None and _expects_key(data, i):
-                stack[-1] = (stack[-1][0], text)
-            else:
-                attach(Node("string", text))
-            continue
-        if c == ord("t"):
-            attach(Node("true", True))
-            i += 4
-        elif c == ord("f"):
-            attach(Node("false", False))
-            i += 5
-        elif c == ord("n"):
-            attach(Node("null"))
-            i += 4
+    def string(self, i: int) -> int:
+        """Read the string at i as the pending key or as a value; returns the index after it."""
+        data = self.data
+        j = i + 1
+        while data[j] != ord('"'):
+            j += 2 if data[j] == ord("\\") else 1
+        text = unquote(data[i + 1:j])
+        stack = self.stack
+        if stack and stack[-1][0].kind == "object" and stack[-1][1] is None and _expects_key(data, j + 1):
+            stack[-1] = (stack[-1][0], text)
         else:
-            j = i
-            while j < n and data[j] in b"+-0123456789.eE":
-                j += 1
-            attach(Node("number", data[i:j].decode("ascii")))
-            i = j
-    assert root is not None
-    return root
+            self.attach(Node("string", text))
+        return j + 1
+
+    def number(self, i: int) -> int:
+        """Read the number at i, kept as its literal text; returns the index after it."""
+        data, j = self.data, i
+        while j < len(data) and data[j] in b"+-0123456789.eE":
+            j += 1
+        self.attach(Node("number", data[i:j].decode("ascii")))
+        return j
 
 
 def _expects_key(data: bytes, i: int) -> bool:
@@ -682,7 +696,7 @@ def _parse_integer(text: str, signed: bool) -> Optional[int]:
 def unmarshal(data: bytes, target: Any, gotype: GoStruct) -> None:
     """json.Unmarshal(data, &target): decode into the (pre-initialised) struct `target`.
 
-    Raises SyntaxError_ before touching `target` when the bytes are not JSON, or the first
+    Raises JSONSyntaxError before touching `target` when the bytes are not JSON, or the first
     UnmarshalTypeError after the whole document was decoded (other fields are still set).
     """
     root = parse(data)

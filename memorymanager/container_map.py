@@ -5,7 +5,7 @@ RemoveContainer, which only receives the ID.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
 
 class ContainerMapError(KeyError):
@@ -76,12 +76,6 @@ class ContainerMap:
         if container_id not in self._entries:
             raise ContainerMapError(f"containerID {container_id} not in ContainerMap")
         return self._entries[container_id]
-
-    def visit(self, visitor: Callable[[str, str, str], None]) -> None:
-        """Call visitor(pod_uid, container_name, container_id) for every entry; the visitor may
-        remove entries (it walks a snapshot)."""
-        for container_id, (pod_uid, container_name) in list(self._entries.items()):
-            visitor(pod_uid, container_name, container_id)
 
     def items(self) -> list[tuple[str, tuple[str, str]]]:
         """A snapshot of (container_id, (pod_uid, container_name)) pairs."""

@@ -3,27 +3,56 @@
 Pure functions over a machine state (kubelet keeps them in policy_static.go). Hint
 lists come out in `iterate_bit_masks` order over the sorted NUMA ids: all single
 nodes, then pairs in lexicographic order, and so on.
+
+Inside `calculate_hints`, masks are *position masks*: bit p stands for the p-th
+smallest NUMA id, so that every per-mask table is a list indexed by the mask. A
+`MaskFilter` says which masks pass a check: a list of booleans indexed by the mask,
+or `ALL_MASKS` when every mask passes (then no list is built).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 from state.types import MEMORY, Block, NUMANodeMap, NUMANodeState
 from topologymanager import bitmask
 from topologymanager.hint import TopologyHint
 
 from memorymanager.machine_state import are_groups_equal, memory_table, node_state
-
-# (mask, resource) -> bytes of this pod's init-container memory that may be re-used on exactly that mask.
-ReusableLookup = Callable[[int, str], int]
+from memorymanager.reference_hints import reference_calculate_hints
+from memorymanager.reusable_memory import ReusableLookup, no_reuse
 
 Hints = dict[str, list[TopologyHint]]
 
 
-def no_reuse(mask: int, resource: str) -> int:
-    """No re-usable memory anywhere (calculate_hints recognises it and skips the look-ups)."""
-    return 0
+class _AllMasks:
+    """The filter every mask passes."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ALL_MASKS"
+
+
+ALL_MASKS = _AllMasks()
+MaskFilter = Union[list[bool], _AllMasks]
+
+
+@dataclass(frozen=True, slots=True)
+class _HintInputs:
+    """What calculate_hints' mask filters read, by position (bit p = numa_nodes[p])."""
+
+    numa_nodes: list[int]
+    nodes: list[NUMANodeState]
+    resources: list[str]
+    sizes: list[int]  # requested bytes, by resource index
+    free: list[list[int]]  # free bytes, by resource index then position
+    allocatable: list[list[int]]  # allocatable bytes, by resource index then position
+    in_group: int  # single nodes to skip: part of a multi-NUMA group
+    assigned: int  # nodes holding memory
+    single_cell: int  # ... whose group is just themselves
+    reusable: ReusableLookup
 
 
 def calculate_hints(
@@ -42,43 +71,60 @@ def calculate_hints(
 
     Like kubelet, comparing groups sorts the nodes' `cells` lists in place.
 
-    Same result, errors and side effects as `calculate_hints_plain`, faster: per-mask
+    Same result, errors and side effects as `reference_calculate_hints`, faster: per-mask
     sums are subset sums built by doubling (sum[mask] = sum[mask without its highest
     node] + value[that node]) and the checks run as list comprehensions over all masks.
     Cost: O(2^n * r) for n NUMA nodes and r requested resources, plus O(2^n * g) for g
     nodes holding memory when some of them are in multi-NUMA groups (or when re-usable
-    memory is looked up); the plain loop is O(2^n * n * r).
+    memory is looked up); the reference loop is O(2^n * n * r).
     """
     numa_nodes = sorted(machine_state)
-    if not requested or not numa_nodes or not all(type(i) is int and 0 <= i < bitmask.MAX_BITS for i in numa_nodes):
-        return calculate_hints_plain(machine_state, requested, reusable)  # the edge cases, as kubelet does them
-    n = len(numa_nodes)
-    resources = list(requested)
-    sizes = [requested[resource] for resource in resources]
+    if not _has_fast_path(numa_nodes, requested):
+        return reference_calculate_hints(machine_state, requested, reusable)  # the edge cases, as kubelet does them
+    inputs = _hint_inputs(machine_state, numa_nodes, requested, reusable)
+    order = _mask_order(len(numa_nodes))
+    fits_allocatable = _covers(inputs.allocatable, inputs.sizes)
+    first_fit = _first_passing(order, fits_allocatable)
+    if not first_fit:
+        return {}
+    if reusable is no_reuse and inputs.assigned == inputs.single_cell:
+        passing = _passing_masks_without_groups(inputs, order, fits_allocatable)
+    else:
+        passing = _passing_masks_one_by_one(inputs, _masks_passing(order, fits_allocatable))
+    if not passing:
+        return {}
+    return _hints_of_masks(inputs, passing, first_fit.bit_count())  # masks come smallest first
 
-    # Per node and resource: free and allocatable bytes (raising, like the plain loop does at
-    # its first masks, for the first missing node or table in node-then-resource order).
+
+def _has_fast_path(numa_nodes: list[int], requested: dict[str, int]) -> bool:
+    """Whether the fast path applies (a request, some NUMA node, ids in bitmask range); else the reference loop."""
+    return bool(requested) and bool(numa_nodes) and all(
+        type(i) is int and 0 <= i < bitmask.MAX_BITS for i in numa_nodes
+    )
+
+
+def _hint_inputs(
+    machine_state: NUMANodeMap, numa_nodes: list[int], requested: dict[str, int], reusable: ReusableLookup
+) -> _HintInputs:
+    """Nodes and tables by position, read node then resource: a missing one raises the reference loop's error."""
+    resources = list(requested)
     nodes: list[NUMANodeState] = []
-    free_values: list[list[int]] = [[] for _ in resources]
-    alloc_values: list[list[int]] = [[] for _ in resources]
+    free: list[list[int]] = [[] for _ in resources]
+    allocatable: list[list[int]] = [[] for _ in resources]
     for node_id in numa_nodes:
         nodes.append(node_state(machine_state, node_id))
         for i, resource in enumerate(resources):
             table = memory_table(machine_state, node_id, resource)
-            free_values[i].append(table.free)
-            alloc_values[i].append(table.allocatable)
+            free[i].append(table.free)
+            allocatable[i].append(table.allocatable)
+    in_group, assigned, single_cell = _group_positions(nodes)
+    return _HintInputs(numa_nodes, nodes, resources, [requested[r] for r in resources], free, allocatable,
+                       in_group, assigned, single_cell, reusable)
 
-    # Positions (bit p = numa_nodes[p]) below; `real` maps a position mask to its NUMA mask.
-    order = _mask_order(n)
-    alloc_ok = _covers(alloc_values, sizes)
-    first_fit = order[0] if alloc_ok is None else next((m for m in order if alloc_ok[m]), 0)
-    if not first_fit:
-        return {}
-    min_affinity_size = first_fit.bit_count()  # masks come smallest first
 
-    in_group = 0  # single nodes to skip: part of a multi-NUMA group
-    assigned = 0  # nodes holding memory
-    single_cell = 0  # ... whose group is just themselves
+def _group_positions(nodes: list[NUMANodeState]) -> tuple[int, int, int]:
+    """Position masks of nodes in a multi-NUMA group, holding memory, and holding it alone: for the group checks."""
+    in_group = assigned = single_cell = 0
     for p, node in enumerate(nodes):
         cells = node.cells or []
         if len(cells) > 1:
@@ -87,27 +133,111 @@ def calculate_hints(
             assigned |= 1 << p
             if len(cells) == 1:
                 single_cell |= 1 << p
+    return in_group, assigned, single_cell
 
+
+def _passing_masks_without_groups(
+    inputs: _HintInputs, order: Sequence[int], fits_allocatable: MaskFilter
+) -> list[int]:
+    """Passing masks without look-ups or group comparisons (none needed: no reuse, no group holds memory).
+
+    A multi-node mask may then only use nodes holding nothing, so no `cells` list is sorted
+    and the checks run over whole lists.
+    """
+    n = len(inputs.numa_nodes)
+    fits = _both(fits_allocatable, _covers(inputs.free, inputs.sizes))
     singles, multis = order[:n], order[n:]
-    if reusable is no_reuse and assigned == single_cell:
-        # A multi-node mask may only use nodes holding nothing; no group is compared, so no
-        # `cells` list is sorted.
-        ok = _both(alloc_ok, _covers(free_values, sizes))
-        if ok is None:
-            passing = [m for m in singles if not m & in_group]
-            passing += [m for m in multis if not m & assigned]
-        else:
-            passing = [m for m in singles if ok[m] and not m & in_group]
-            passing += [m for m in multis if ok[m] and not m & assigned]
+    in_group, assigned = inputs.in_group, inputs.assigned
+    if fits is ALL_MASKS:
+        passing = [m for m in singles if not m & in_group]
+        passing += [m for m in multis if not m & assigned]
     else:
-        if alloc_ok is None:
-            alloc_ok = [True] * (1 << n)
-        passing = _passing_masks(order, alloc_ok, nodes, numa_nodes, in_group, assigned, single_cell,
-                                 free_values, resources, sizes, reusable)
-    if not passing:
-        return {}
-    # Masks come smallest first and none is below the minimum size: the preferred ones lead.
+        passing = [m for m in singles if fits[m] and not m & in_group]
+        passing += [m for m in multis if fits[m] and not m & assigned]
+    return passing
+
+
+def _passing_masks_one_by_one(inputs: _HintInputs, candidates: Sequence[int]) -> list[int]:
+    """Candidates passing the group and free-memory checks mask by mask, with the reference loop's side effects.
+
+    A group's `cells` are sorted in place when first compared; `reusable` is called per
+    resource until one does not fit. Cost: O(2^n * (g + r)) for g nodes holding memory.
+    """
+    group_of = _group_lookup(inputs)
+    fits_free = _free_memory_check(inputs)
+    in_group, assigned, single_cell = inputs.in_group, inputs.assigned, inputs.single_cell
+    passing = []
+    for m in candidates:
+        if m & (m - 1) == 0:
+            if m & in_group:
+                continue
+        elif m & assigned and _violates_groups(m, assigned, single_cell, group_of):
+            continue
+        if fits_free(m):
+            passing.append(m)
+    return passing
+
+
+def _violates_groups(m: int, assigned: int, single_cell: int, group_of: Callable[[int], int]) -> bool:
+    """Whether a node of this multi-node mask holds memory alone or in another group (lowest node first)."""
+    rest = m & assigned
+    while rest:
+        low = rest & -rest
+        if low & single_cell or group_of(low.bit_length() - 1) != m:
+            return True
+        rest ^= low
+    return False
+
+
+def _group_lookup(inputs: _HintInputs) -> Callable[[int], int]:
+    """position -> position mask of its group, cached; sorts `cells` in place at first use, like kubelet.
+
+    -1 (equal to no mask) for no cells, an unknown node or a duplicate.
+    """
+    position = {node_id: p for p, node_id in enumerate(inputs.numa_nodes)}
+    groups: dict[int, int] = {}
+
+    def group_of(p: int) -> int:
+        """The group of the node at position p."""
+        if p not in groups:
+            cells = inputs.nodes[p].cells
+            if cells is not None:
+                cells.sort()
+            group = 0
+            for node_id in cells or []:
+                if node_id not in position or group >> position[node_id] & 1:
+                    group = -1
+                    break
+                group |= 1 << position[node_id]
+            groups[p] = group if cells else -1
+        return groups[p]
+
+    return group_of
+
+
+def _free_memory_check(inputs: _HintInputs) -> Callable[[int], bool]:
+    """mask -> whether free plus re-usable memory on it covers every resource (look-ups stop at a misfit)."""
+    free_sums = [_subset_sums(values) for values in inputs.free]
+    checks = list(zip(free_sums, inputs.resources, inputs.sizes))
+    reusable = inputs.reusable
+    if reusable is no_reuse:
+        return lambda m: not any(sums[m] < size for sums, _, size in checks)
+    identity = inputs.numa_nodes == list(range(len(inputs.numa_nodes)))
+    real = None if identity else _subset_sums([1 << node_id for node_id in inputs.numa_nodes])
+
+    def fits(m: int) -> bool:
+        """Free plus re-usable memory of position mask m covers the request."""
+        mask = m if real is None else real[m]
+        return not any(sums[m] + reusable(mask, resource) < size for sums, resource, size in checks)
+
+    return fits
+
+
+def _hints_of_masks(inputs: _HintInputs, passing: list[int], min_affinity_size: int) -> Hints:
+    """The hints of the passing masks, preferred when of minimum size (they lead: masks come smallest first)."""
     preferred = next((i for i, m in enumerate(passing) if m.bit_count() != min_affinity_size), len(passing))
+    numa_nodes = inputs.numa_nodes
+    n = len(numa_nodes)
     if n <= _MAX_MEMOISED_NODES:
         not_preferred_hints, preferred_hints = _hint_objects(tuple(numa_nodes))
         hint_list = list(map(preferred_hints.__getitem__, passing[:preferred]))
@@ -117,75 +247,7 @@ def calculate_hints(
             real = _subset_sums([1 << node_id for node_id in numa_nodes])
             passing = [real[m] for m in passing]
         hint_list = [TopologyHint(m, i < preferred) for i, m in enumerate(passing)]
-    return {resource: list(hint_list) for resource in resources}
-
-
-def _passing_masks(
-    order: Sequence[int],
-    alloc_ok: list[bool],
-    nodes: list[NUMANodeState],
-    numa_nodes: list[int],
-    in_group: int,
-    assigned: int,
-    single_cell: int,
-    free_values: list[list[int]],
-    resources: list[str],
-    sizes: list[int],
-    reusable: ReusableLookup,
-) -> list[int]:
-    """calculate_hints' mask-by-mask filter (position masks), for when groups must be compared
-    or re-usable memory looked up: the plain loop's checks in its order, with its side effects
-    (a group's `cells` sorted in place when first compared; `reusable` called per resource
-    until one does not fit). Cost: O(2^n * (g + r)) for g nodes holding memory."""
-    position = {node_id: p for p, node_id in enumerate(numa_nodes)}
-    groups: dict[int, int] = {}  # position -> position mask of its sorted cells (-1: matches no mask)
-    identity = numa_nodes == list(range(len(numa_nodes)))
-    real = None if identity else _subset_sums([1 << node_id for node_id in numa_nodes])
-    free_sums = [_subset_sums(values) for values in free_values]
-    checks = list(zip(free_sums, resources, sizes))
-
-    def group_of(p: int) -> int:
-        """The node's group as a position mask, sorting its cells in place like kubelet."""
-        if p not in groups:
-            cells = nodes[p].cells
-            if cells is not None:
-                cells.sort()
-            group = 0
-            for node_id in cells or []:
-                if node_id not in position or group >> position[node_id] & 1:
-                    group = -1  # unknown node or a duplicate: never equal to a mask's bits
-                    break
-                group |= 1 << position[node_id]
-            groups[p] = group if cells else -1
-        return groups[p]
-
-    passing = []
-    for m in order:
-        if not alloc_ok[m]:
-            continue
-        if m & (m - 1) == 0:
-            if m & in_group:
-                continue
-        else:
-            rest = m & assigned
-            violates = False
-            while rest:
-                low = rest & -rest
-                if low & single_cell or group_of(low.bit_length() - 1) != m:
-                    violates = True
-                    break
-                rest ^= low
-            if violates:
-                continue
-        if reusable is no_reuse:
-            if any(sums[m] < size for sums, _, size in checks):
-                continue
-        else:
-            mask = m if real is None else real[m]
-            if any(sums[m] + reusable(mask, resource) < size for sums, resource, size in checks):
-                continue
-        passing.append(m)
-    return passing
+    return {resource: list(hint_list) for resource in inputs.resources}
 
 
 # Up to this many NUMA nodes the (immutable) hint objects are memoised per node set.
@@ -218,14 +280,14 @@ def _subset_sums(values: Sequence[int]) -> list[int]:
     return sums
 
 
-def _covers(values_per_resource: list[list[int]], sizes: list[int]) -> Optional[list[bool]]:
+def _covers(values_per_resource: list[list[int]], sizes: list[int]) -> MaskFilter:
     """ok[mask]: for every resource, the mask's summed values reach the requested size.
 
-    None when every mask qualifies because every node alone does and no value is negative
-    (such a sum is at least each of its terms). Cost: O(n * r) then, else O(2^n * r).
+    ALL_MASKS when every node alone qualifies and no value is negative (such a sum is at
+    least each of its terms). Cost: O(n * r) then, else O(2^n * r).
     """
     if all(min(values) >= max(size, 0) for values, size in zip(values_per_resource, sizes)):
-        return None
+        return ALL_MASKS
     ok: list[bool] = []
     for values, size in zip(values_per_resource, sizes):
         sums = _subset_sums(values)
@@ -233,81 +295,27 @@ def _covers(values_per_resource: list[list[int]], sizes: list[int]) -> Optional[
     return ok
 
 
-def _both(ok1: Optional[list[bool]], ok2: Optional[list[bool]]) -> Optional[list[bool]]:
-    """Mask by mask, both conditions (None: every mask). Cost: O(2^n)."""
-    if ok1 is None:
+def _both(ok1: MaskFilter, ok2: MaskFilter) -> MaskFilter:
+    """Mask by mask, both conditions. Cost: O(2^n), O(1) when one is ALL_MASKS."""
+    if ok1 is ALL_MASKS:
         return ok2
-    if ok2 is None:
+    if ok2 is ALL_MASKS:
         return ok1
     return [a and b for a, b in zip(ok1, ok2)]
 
 
-def calculate_hints_plain(
-    machine_state: NUMANodeMap, requested: dict[str, int], reusable: ReusableLookup = no_reuse
-) -> Hints:
-    """Every NUMA mask that can hold the request, for every requested resource (the plain loop).
+def _first_passing(order: Sequence[int], fits: MaskFilter) -> int:
+    """The first mask of `order` passing the filter, 0 when none does."""
+    if fits is ALL_MASKS:
+        return order[0]
+    return next((m for m in order if fits[m]), 0)
 
-    The literal transcription of kubelet's calculateHints, kept as the oracle of
-    `calculate_hints` and used for inputs its fast path does not take. Cost: O(2^n * n * r)
-    for n NUMA nodes and r requested resources.
 
-    A mask is skipped when its allocatable memory is too small (it then does not
-    count towards the minimum size); otherwise it lowers the minimum size *before*
-    the group and free-memory checks. Single nodes inside a multi-NUMA group, and
-    multi-node masks touching a single-NUMA allocation or another group, are
-    skipped; free memory (plus the pod's re-usable init memory for that exact mask)
-    must cover the request. Preferred = the mask has the minimum size. When nothing
-    fits the result is an empty map (no resource keys).
-
-    Like kubelet, comparing groups sorts the nodes' `cells` lists in place.
-    """
-    numa_nodes = sorted(machine_state)
-    min_affinity_size = len(numa_nodes)
-    hints: Hints = {}
-    for mask in bitmask.iterate_bit_masks(numa_nodes):
-        bits = bitmask.get_bits(mask)
-        single = len(bits) == 1
-
-        total_free: dict[str, int] = {}
-        total_allocatable: dict[str, int] = {}
-        for node_id in bits:
-            for resource in requested:
-                table = memory_table(machine_state, node_id, resource)
-                total_free[resource] = total_free.get(resource, 0) + table.free
-                total_allocatable[resource] = total_allocatable.get(resource, 0) + table.allocatable
-
-        if any(total_allocatable.get(resource, 0) < size for resource, size in requested.items()):
-            continue
-
-        min_affinity_size = min(min_affinity_size, bitmask.count(mask))
-
-        if single and len(node_state(machine_state, bits[0]).cells or []) > 1:
-            continue
-
-        violates_group = False
-        if not single:
-            for node_id in bits:
-                node = node_state(machine_state, node_id)
-                if node.number_of_assignments > 0:
-                    if len(node.cells or []) == 1 or not are_groups_equal(node.cells, bits):
-                        violates_group = True
-                        break
-        if violates_group:
-            continue
-
-        if any(total_free.get(resource, 0) + reusable(mask, resource) < size for resource, size in requested.items()):
-            continue
-
-        for resource in requested:
-            hints.setdefault(resource, []).append(TopologyHint(mask, False))
-
-    for resource in requested:
-        if resource in hints:
-            hints[resource] = [
-                TopologyHint(h.numa_node_affinity, bitmask.count(h.numa_node_affinity) == min_affinity_size)
-                for h in hints[resource]
-            ]
-    return hints
+def _masks_passing(order: Sequence[int], fits: MaskFilter) -> Sequence[int]:
+    """The masks of `order` passing the filter, in order."""
+    if fits is ALL_MASKS:
+        return order
+    return [m for m in order if fits[m]]
 
 
 def regenerate_hints(blocks: list[Block], requested: dict[str, int]) -> Optional[Hints]:

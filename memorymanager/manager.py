@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from state.state import State
+from state.state import State, StateReader
+from state.state_checkpoint import new_checkpoint_state
+from state.state_mem import MemoryState
 from state.types import Block
 from kubeinputs.features import FeatureGates
 from topologymanager.hint_provider import ProviderHints
@@ -26,13 +28,14 @@ from memorymanager.policy import (
     MemoryManagerError,
     Policy,
 )
-from memorymanager.policy_none import NonePolicy
+from memorymanager.policy_none import new_policy_none
 from memorymanager.policy_static import POD_LEVEL_RESOURCE_MANAGERS_GATE, new_policy_static
 from kubeinputs.quantity import Quantity
 from memorymanager.requests import is_restartable_init_container
 from memorymanager.reserved_memory import get_system_reserved_memory
 
 __all__ = [
+    "ActivePodsFunc",
     "Manager",
     "MemoryManagerError",
     "EmptyPodSharedPoolError",
@@ -72,7 +75,7 @@ def new_manager(
             raise MemoryManagerError(
                 f"policy {go_quote(POLICY_NONE)} does not support policy options {go_map_string(options)}"
             )
-        policy = NonePolicy()
+        policy = new_policy_none()
     elif policy_name == POLICY_STATIC:
         system_reserved = get_system_reserved_memory(machine_info, node_allocatable_reservation, reserved_memory)
         policy = new_policy_static(machine_info, system_reserved, affinity_store, gates, options, iomem_path)
@@ -87,17 +90,6 @@ def new_manager(
     else:
         raise MemoryManagerError(f"unknown policy: {go_quote(policy_name)}")
     return Manager(policy, state_dir, gates)
-
-
-def _assigned_containers(state: State) -> list[tuple[str, str]]:
-    """(pod UID, container name) of every stored container assignment, pods then containers
-    sorted. Uses the store's own listing when it has one (no copy of the blocks), else a
-    copy of the assignments. Cost: O(s log s) for s stored containers."""
-    listing = getattr(state, "assigned_containers", None)
-    if listing is not None:
-        return listing()
-    assignments = state.get_memory_assignments()
-    return [(pod_uid, name) for pod_uid in sorted(assignments) for name in sorted(assignments[pod_uid] or {})]
 
 
 class Manager:
@@ -136,11 +128,7 @@ class Manager:
     def _new_state(self) -> State:
         """The checkpoint-backed store, or an in-memory one when there is no state directory."""
         if self.state_dir is None:
-            from state.state_mem import MemoryState
-
             return MemoryState()
-        from state.state_checkpoint import new_checkpoint_state
-
         return new_checkpoint_state(
             self.state_dir,
             MEMORY_MANAGER_STATE_FILE_NAME,
@@ -174,7 +162,7 @@ class Manager:
         pods = {pod.uid: pod for pod in (self._active_pods() if self._active_pods is not None else [])}
         # like kubelet, the last pod listed under a UID counts
         active = {(uid, c.name) for uid, pod in pods.items() for c in (*pod.init_containers, *pod.containers)}
-        for ref in _assigned_containers(state):
+        for ref in state.assigned_containers():
             if ref not in active:
                 self._policy_remove_container_by_ref(*ref)
         for _container_id, ref in self.container_map.items():  # a snapshot: removal is safe
@@ -247,9 +235,9 @@ class Manager:
         """The pod-level blocks (PodLevelResourceManagers), None if none."""
         return self._started_state().get_pod_memory_blocks(pod_uid)
 
-    def state(self) -> State:
-        """The state store (its readers return copies)."""
-        return self._started_state()
+    def state(self) -> StateReader:
+        """A read-only view of the state store (kubelet's State() returns a state.Reader)."""
+        return StateReader(self._started_state())
 
     def policy_name(self) -> str:
         """The active policy's name."""

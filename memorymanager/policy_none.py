@@ -44,3 +44,8 @@ class NonePolicy:
     def get_allocatable_memory(self, state: State) -> list[Block]:
         """An empty list: the None policy manages no memory."""
         return []
+
+
+def new_policy_none() -> NonePolicy:
+    """kubelet's NewPolicyNone: the policy that pins nothing."""
+    return NonePolicy()

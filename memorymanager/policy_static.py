@@ -63,17 +63,6 @@ ERR_EMPTY_STATE = "[memorymanager] machine state can not be empty when it has me
 ERR_STATE_DIFFERS = "[memorymanager] the expected machine state is different from the real one"
 
 
-def _save_machine_state(state: State, machine_state: NUMANodeMap) -> None:
-    """Save a machine state the policy read with get_machine_state, changed, and drops now:
-    handed over without a copy to a store that can adopt it, else stored (as a copy) with
-    set_machine_state. Cost: O(nodes) when adopted."""
-    adopt = getattr(state, "adopt_machine_state", None)
-    if adopt is not None:
-        adopt(machine_state)
-    else:
-        state.set_machine_state(machine_state)
-
-
 class StaticPolicy:
     """kubelet's static policy. Build it with `new_policy_static`."""
 
@@ -98,31 +87,27 @@ class StaticPolicy:
     # ----- gates and guards -------------------------------------------------------------------
 
     @property
-    def _plr(self) -> bool:
+    def _pod_level_resources(self) -> bool:
         """PodLevelResources gate."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCES_GATE)
 
     @property
-    def _plrm(self) -> bool:
+    def _pod_level_resource_managers(self) -> bool:
         """PodLevelResourceManagers gate."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE)
-
-    def _pod_level_managed(self, pod: Any) -> bool:
-        """Pod-level resource managers apply: both gates on and the pod sets `spec.resources`."""
-        return self._plrm and self._plr and is_pod_level_resources_set(pod)
 
     def _skip_pod_level(self, pod: Any) -> bool:
         """Pods with pod-level resources the policy does not handle: released code skips them when
         PodLevelResources is on; with PodLevelResourceManagers on they are handled instead."""
         if not is_pod_level_resources_set(pod):
             return False
-        if self._plrm:
-            return not self._plr
-        return self._plr
+        if self._pod_level_resource_managers:
+            return not self._pod_level_resources
+        return self._pod_level_resources
 
     def _is_guaranteed(self, pod: Any) -> bool:
         """The pod's QoS class is Guaranteed (pod-level resources count when PodLevelResources is on)."""
-        return get_pod_qos(pod, self._plr) == GUARANTEED
+        return get_pod_qos(pod, self._pod_level_resources) == GUARANTEED
 
     def name(self) -> str:
         """`Static`."""
@@ -159,7 +144,7 @@ class StaticPolicy:
         strict_fit = self.feature_gates.enabled(DRIFT_TOLERANCE_GATE)
         expected = self.get_default_machine_state()
         for pod_uid in sorted(assignments):
-            if self._plrm:
+            if self._pod_level_resource_managers:
                 pod_blocks = state.get_pod_memory_blocks(pod_uid)
                 if pod_blocks:
                     replay_blocks(expected, pod_blocks, pod_uid, "", strict_fit)
@@ -184,10 +169,10 @@ class StaticPolicy:
         if not self._is_guaranteed(pod):
             return None
         try:
-            requested = get_container_requested_resources(pod, container, self._plrm)
+            requested = get_container_requested_resources(pod, container, self._pod_level_resource_managers)
         except MemoryManagerError:
             return None  # kubelet logs "Failed to get container requested resources"
-        if self._plrm and not requested:
+        if self._pod_level_resource_managers and not requested:
             return None
         if self._skip_pod_level(pod):
             return None
@@ -207,18 +192,18 @@ class StaticPolicy:
         if not self._is_guaranteed(pod):
             return None
         try:
-            requested = get_pod_requested_resources(pod, self._plrm)
+            requested = get_pod_requested_resources(pod, self._pod_level_resource_managers)
         except MemoryManagerError:
             return None  # kubelet logs "Failed to get pod requested resources"
         if self._skip_pod_level(pod):
             return None
-        pod_level = self._plrm and is_pod_level_resources_set(pod)
+        pod_level = self._pod_level_resource_managers and is_pod_level_resources_set(pod)
         if pod_level:
             try:
                 self.validate_pod_scope_resources(pod)
             except MemoryManagerError:
                 return {resource: [] for resource in requested}
-        if self._plrm and not requested:
+        if self._pod_level_resource_managers and not requested:
             return None
         if pod_level:
             pod_blocks = state.get_pod_memory_blocks(pod.uid)
@@ -228,7 +213,7 @@ class StaticPolicy:
             blocks = state.get_memory_blocks(pod.uid, container.name)
             if blocks is None:
                 continue
-            if self._plrm:
+            if self._pod_level_resource_managers:
                 try:
                     own = get_container_requested_resources(pod, container, True)
                 except MemoryManagerError:
@@ -293,7 +278,7 @@ class StaticPolicy:
             return  # "Container already present in state, skipping"
 
         hint = self.affinity.get_affinity(pod.uid, container.name)
-        requested = get_container_requested_resources(pod, container, self._plrm)
+        requested = get_container_requested_resources(pod, container, self._pod_level_resource_managers)
         if not requested:
             return  # "Exclusive memory allocation skipped, container requests no memory resources"
 
@@ -308,7 +293,7 @@ class StaticPolicy:
             update_machine_state(machine_state, bits, resource, to_reserve)
 
         self.reusable.update(pod, container, container_blocks)
-        _save_machine_state(state, machine_state)
+        state.adopt_machine_state(machine_state)
         state.set_memory_blocks(pod.uid, container.name, container_blocks)
         self._update_init_containers_memory_blocks(state, pod, container, container_blocks)
 
@@ -347,7 +332,7 @@ class StaticPolicy:
     def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
         """Release a container's memory (idempotent). With pod-level blocks (KEP-5526), the pod's
         memory is released only when its last container goes."""
-        if self._plrm:
+        if self._pod_level_resource_managers:
             pod_blocks = state.get_pod_memory_blocks(pod_uid)
             if pod_blocks is not None:
                 state.delete(pod_uid, container_name)
@@ -366,7 +351,7 @@ class StaticPolicy:
         """Give blocks back to the machine state and save it."""
         machine_state = state.get_machine_state()
         release_memory(machine_state, blocks)
-        _save_machine_state(state, machine_state)
+        state.adopt_machine_state(machine_state)
 
     def get_allocatable_memory(self, state: State) -> list[Block]:
         """One block per (node, resource) with non-zero allocatable memory (Go map order is
@@ -429,57 +414,12 @@ class StaticPolicy:
         total and the machine state is charged once per resource. A no-op unless both
         PodLevelResources and PodLevelResourceManagers are on.
         """
-        if not (self._plrm and self._plr):
+        pod_total = self._pod_budget_to_allocate(state, pod)
+        if pod_total is None:
             return
-        if not self._is_guaranteed(pod):
-            return
-        if state.get_pod_memory_blocks(pod.uid) is not None:
-            return  # "Pod already present in state, skipping"
-        try:
-            pod_total = get_pod_requested_resources(pod, True)
-        except MemoryManagerError:
-            return  # kubelet logs "Failed to get pod requested resources" and admits
-        try:
-            self.validate_pod_scope_resources(pod)
-        except MemoryManagerError as err:
-            raise EmptyPodSharedPoolError(str(err)) from None
-
         machine_state = state.get_machine_state()
-        first = first_container_name(pod)
-        hint = self.affinity.get_affinity(pod.uid, first) if first is not None else TopologyHint()
-        best = self._best_hint(machine_state, pod, pod_total, hint)
-        bits = bitmask.get_bits(best.numa_node_affinity)
-
-        def blocks_for(sizes: Mapping[str, int]) -> list[Block]:
-            """One block per positive size on the pod's mask."""
-            return [Block(numa_affinity=list(bits), type=r, size=s) for r, s in sizes.items() if s > 0]
-
-        exclusive: dict[str, list[Block]] = {}
-        sidecar_memory: dict[str, int] = {}
-        for container in pod.init_containers:
-            requests = get_container_requested_resources(pod, container, True)
-            runnable_pool = {r: total - sidecar_memory.get(r, 0) for r, total in pod_total.items()}
-            if not requests:
-                if is_restartable_init_container(container):
-                    continue
-                exclusive[container.name] = blocks_for(runnable_pool)
-                continue
-            exclusive[container.name] = blocks_for(requests)
-            if is_restartable_init_container(container):
-                for resource, size in requests.items():
-                    sidecar_memory[resource] = sidecar_memory.get(resource, 0) + size
-
-        app_pool = {r: total - sidecar_memory.get(r, 0) for r, total in pod_total.items()}
-        for container in pod.containers:
-            requests = get_container_requested_resources(pod, container, True)
-            if not requests:
-                continue
-            exclusive[container.name] = blocks_for(requests)
-            for resource, size in requests.items():
-                if size > 0:
-                    app_pool[resource] = app_pool.get(resource, 0) - size
-        shared_pool = blocks_for(app_pool)
-
+        bits = self._pod_numa_nodes(machine_state, pod, pod_total)
+        exclusive, shared_pool = _pod_container_blocks(pod, pod_total, bits)
         state.set_pod_memory_blocks(
             pod.uid, [Block(numa_affinity=list(bits), type=r, size=s) for r, s in pod_total.items()]
         )
@@ -490,7 +430,75 @@ class StaticPolicy:
             if blocks is None:
                 blocks = [Block(numa_affinity=list(b.numa_affinity), type=b.type, size=b.size) for b in shared_pool]
             state.set_memory_blocks(pod.uid, container.name, blocks)
-        _save_machine_state(state, machine_state)
+        state.adopt_machine_state(machine_state)
+
+    def _pod_budget_to_allocate(self, state: State, pod: Any) -> Optional[dict[str, int]]:
+        """The pod-level request to allocate, None when the pod is skipped; raises for an empty shared pool."""
+        if not (self._pod_level_resource_managers and self._pod_level_resources):
+            return None
+        if not self._is_guaranteed(pod):
+            return None
+        if state.get_pod_memory_blocks(pod.uid) is not None:
+            return None  # "Pod already present in state, skipping"
+        try:
+            pod_total = get_pod_requested_resources(pod, True)
+        except MemoryManagerError:
+            return None  # kubelet logs "Failed to get pod requested resources" and admits
+        try:
+            self.validate_pod_scope_resources(pod)
+        except MemoryManagerError as err:
+            raise EmptyPodSharedPoolError(str(err)) from None
+        return pod_total
+
+    def _pod_numa_nodes(self, machine_state: NUMANodeMap, pod: Any, pod_total: dict[str, int]) -> list[int]:
+        """The pod budget's NUMA nodes: its first container's stored hint, checked and extended by _best_hint."""
+        first = first_container_name(pod)
+        hint = self.affinity.get_affinity(pod.uid, first) if first is not None else TopologyHint()
+        best = self._best_hint(machine_state, pod, pod_total, hint)
+        return bitmask.get_bits(best.numa_node_affinity)
+
+
+def _blocks_on(bits: list[int], sizes: Mapping[str, int]) -> list[Block]:
+    """One block per positive size on these NUMA nodes."""
+    return [Block(numa_affinity=list(bits), type=r, size=s) for r, s in sizes.items() if s > 0]
+
+
+def _pod_container_blocks(
+    pod: Any, pod_total: dict[str, int], bits: list[int]
+) -> tuple[dict[str, list[Block]], list[Block]]:
+    """Exclusive blocks by container name, and the shared pool (the budget left) for the other containers."""
+    exclusive, sidecar_memory = _init_container_blocks(pod, pod_total, bits)
+    app_pool = {r: total - sidecar_memory.get(r, 0) for r, total in pod_total.items()}
+    for container in pod.containers:
+        requests = get_container_requested_resources(pod, container, True)
+        if not requests:
+            continue
+        exclusive[container.name] = _blocks_on(bits, requests)
+        for resource, size in requests.items():
+            if size > 0:
+                app_pool[resource] = app_pool.get(resource, 0) - size
+    return exclusive, _blocks_on(bits, app_pool)
+
+
+def _init_container_blocks(
+    pod: Any, pod_total: dict[str, int], bits: list[int]
+) -> tuple[dict[str, list[Block]], dict[str, int]]:
+    """Init containers' exclusive blocks (budget minus earlier sidecars if no request) and the sidecars' memory."""
+    exclusive: dict[str, list[Block]] = {}
+    sidecar_memory: dict[str, int] = {}
+    for container in pod.init_containers:
+        requests = get_container_requested_resources(pod, container, True)
+        runnable_pool = {r: total - sidecar_memory.get(r, 0) for r, total in pod_total.items()}
+        if not requests:
+            if is_restartable_init_container(container):
+                continue
+            exclusive[container.name] = _blocks_on(bits, runnable_pool)
+            continue
+        exclusive[container.name] = _blocks_on(bits, requests)
+        if is_restartable_init_container(container):
+            for resource, size in requests.items():
+                sidecar_memory[resource] = sidecar_memory.get(resource, 0) + size
+    return exclusive, sidecar_memory
 
 
 def new_policy_static(

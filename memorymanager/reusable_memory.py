@@ -8,13 +8,21 @@ Sidecars (restartable init containers) never give memory back.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from state.types import Block
 from topologymanager import bitmask
 
-from memorymanager.hints import ReusableLookup, no_reuse
 from memorymanager.requests import is_regular_init_container
+
+# (mask, resource) -> bytes of this pod's init-container memory that may be re-used on exactly that mask.
+ReusableLookup = Callable[[int, str], int]
+
+
+def no_reuse(mask: int, resource: str) -> int:
+    """No re-usable memory anywhere (calculate_hints recognises it and skips the look-ups)."""
+    return 0
+
 
 # pod UID -> bitmask string (kubelet's BitMask.String()) -> resource -> bytes
 ReusableMap = dict[str, dict[str, dict[str, int]]]
@@ -42,7 +50,7 @@ class ReusableMemory:
     def lookup(self, pod_uid: str) -> ReusableLookup:
         """A (mask, resource) -> bytes function for one pod, for hint calculation.
 
-        `hints.no_reuse` itself when the pod has nothing re-usable right now (the usual case),
+        `no_reuse` itself when the pod has nothing re-usable right now (the usual case),
         which lets calculate_hints skip the look-ups; so the function reflects the bookkeeping
         as it is at this call, and is meant for the hint calculations of one policy call.
         Cost: O(1).

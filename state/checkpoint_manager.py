@@ -14,9 +14,8 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from typing import Protocol
 
-from state.checkpoint import CheckpointNotFoundError
+from state.checkpoint_errors import CheckpointNotFoundError
 
 TMP_PREFIX = "."
 _KEY_RE = re.compile(r"^[a-zA-Z0-9._-]{1,250}$")
@@ -24,19 +23,6 @@ _KEY_RE = re.compile(r"^[a-zA-Z0-9._-]{1,250}$")
 
 class StoreError(Exception):
     """A file system failure, with Go's error text (`open /x/.123: permission denied`)."""
-
-
-class Checkpoint(Protocol):
-    """kubelet's checkpointmanager.Checkpoint."""
-
-    def marshal_checkpoint(self) -> bytes:
-        """The file's bytes (sets the checksum)."""
-
-    def unmarshal_checkpoint(self, blob: bytes) -> None:
-        """Decode the file's bytes into this checkpoint."""
-
-    def verify_checksum(self) -> None:
-        """Raise CorruptCheckpointError when the checksum does not match."""
 
 
 def go_errno_text(err: OSError) -> str:
@@ -213,10 +199,6 @@ class CheckpointManager:
         """A manager over a FileStore in `directory`."""
         self.store = FileStore(directory, ops)
 
-    def create_checkpoint(self, key: str, checkpoint: Checkpoint) -> None:
-        """Marshal (which sets the checksum) and write durably."""
-        self.store.write(key, checkpoint.marshal_checkpoint())
-
     def write_blob(self, key: str, data: bytes) -> None:
         """Write already-marshalled checkpoint bytes durably."""
         self.store.write(key, data)
@@ -224,16 +206,6 @@ class CheckpointManager:
     def read_blob(self, key: str) -> bytes:
         """The raw bytes of a checkpoint (CheckpointNotFoundError when missing)."""
         return self.store.read(key)
-
-    def get_checkpoint(self, key: str, checkpoint: Checkpoint) -> None:
-        """Read, unmarshal, then verify the checksum, like kubelet's GetCheckpoint."""
-        blob = self.store.read(key)
-        checkpoint.unmarshal_checkpoint(blob)
-        checkpoint.verify_checksum()
-
-    def remove_checkpoint(self, key: str) -> None:
-        """Remove a checkpoint; a missing one is not an error."""
-        self.store.delete(key)
 
     def list_checkpoints(self) -> list[str]:
         """The checkpoints in the folder."""

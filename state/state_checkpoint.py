@@ -20,17 +20,12 @@ import os
 from typing import Optional
 
 from kubeinputs import gojson
-from state.checkpoint import (
-    DEFAULT_WRITE_FORMAT,
-    FORMATS,
-    CheckpointError,
-    CheckpointNotFoundError,
-    LoadedCheckpoint,
-    encode_checkpoint,
-    read_checkpoint,
-)
+from state.checkpoint import DEFAULT_WRITE_FORMAT, FORMATS, LoadedCheckpoint, read_checkpoint
+from state.checkpoint_errors import CheckpointError, CheckpointNotFoundError
+from state.checkpoint_writer import encode_checkpoint
 from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
 from kubeinputs.checksum import FNVMemo
+from state.state import State
 from state.state_mem import MemoryState
 from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
@@ -111,7 +106,7 @@ def check_loadable(loaded: LoadedCheckpoint, policy_name: Optional[str], path: s
         )
 
 
-class CheckpointState:
+class CheckpointState(State):
     """State backed by a checkpoint file; readers return copies, writers persist at once."""
 
     def __init__(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from state.state import State
 from state.types import (
     Block,
     ContainerMemoryAssignments,
@@ -21,7 +22,7 @@ from state.types import (
 )
 
 
-class MemoryState:
+class MemoryState(State):
     """kubelet's stateMemory: machine state, container assignments, pod-level assignments."""
 
     def __init__(self) -> None:

@@ -39,15 +39,5 @@ class TopologyHint:
         """Same preferred flag and both affinities nil or equal (kubelet's IsEqual)."""
         return self.preferred == other.preferred and self.numa_node_affinity == other.numa_node_affinity
 
-    def less_than(self, other: "TopologyHint") -> bool:
-        """A preferred hint sorts before a non-preferred one; else the narrower mask (kubelet's LessThan)."""
-        if self.preferred != other.preferred:
-            return self.preferred
-        return bitmask.is_narrower_than(self.numa_node_affinity or 0, other.numa_node_affinity or 0)
-
-    def to_dict(self) -> dict:
-        """The scenario-format shape `{numaAffinity: [..] | null, preferred: bool}`."""
-        return {"numaAffinity": self.nodes(), "preferred": self.preferred}
-
     def __repr__(self) -> str:
         return f"TopologyHint({self.nodes()}, preferred={self.preferred})"

@@ -32,9 +32,3 @@ class HintProvider(Protocol):
     def allocate(self, pod: Any, container: Any) -> None:
         """Allocate resources for a container once its hint is stored; raise to refuse."""
 
-
-class PodLevelHintProvider(HintProvider, Protocol):
-    """A provider that can allocate a whole pod at once (KEP-5526, `PodLevelResourceManagers`)."""
-
-    def allocate_pod(self, pod: Any) -> None:
-        """Allocate resources for the whole pod; raise to refuse."""

@@ -29,7 +29,7 @@ from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
 
 MergeFn = Callable[[NUMAInfo, Sequence[Sequence[TopologyHint]], str, bool], TopologyHint]
-"""Signature shared by `merge_hints` and `reference_merge.reference_merge_hints`:
+"""Signature shared by `fast_merge.fast_merge_hints` and `reference_merge.reference_merge_hints`:
 (numa_info, filtered hint lists, policy name, prefer_closest) -> best hint."""
 
 NO_PREFERENCE = TopologyHint(None, True)

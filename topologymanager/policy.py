@@ -17,8 +17,6 @@ POLICY_BEST_EFFORT = "best-effort"
 POLICY_RESTRICTED = "restricted"
 POLICY_SINGLE_NUMA_NODE = "single-numa-node"
 
-POLICY_NAMES = (POLICY_NONE, POLICY_BEST_EFFORT, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE)
-
 
 @runtime_checkable
 class Policy(Protocol):

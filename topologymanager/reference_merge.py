@@ -1,10 +1,12 @@
 """The reference hint merge: kubelet's HintMerger.Merge written as the plain cross product.
 
-No shortcuts: every permutation of one hint per list, in kubelet's odometer order
-(itertools.product varies the last list fastest, like kubelet's recursion), merged
-with `merge_permutation` and folded with `HintMerger.compare`. It is the oracle the
-production `fast_merge.fast_merge_hints` is tested against, and has the same signature so a
-policy can be given either as its `merge_fn`.
+`reference_merge_hints` is kept as the literal kubelet algorithm: every permutation of
+one hint per list, in kubelet's odometer order (itertools.product varies the last list
+fastest, like kubelet's recursion), merged with `merge_permutation` and folded with
+`HintMerger.compare`, no shortcuts. It is used as the oracle of the production
+`fast_merge.fast_merge_hints` in differential tests (tests/topology/test_merge_differential.py),
+and, having the same signature (`merge.MergeFn`), is selectable as a policy's `merge_fn`:
+`memorymanager run --merge reference`.
 """
 from __future__ import annotations
 

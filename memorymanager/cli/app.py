@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from importlib.metadata import version
 from typing import Optional, Sequence, TextIO
 
 PROG = "memorymanager"
@@ -21,8 +22,6 @@ PROG = "memorymanager"
 def _version() -> str:
     """The installed package version."""
     try:
-        from importlib.metadata import version
-
         return version("memorymanager")
     except Exception:  # not installed as a distribution
         return "unknown"

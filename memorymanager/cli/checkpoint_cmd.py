@@ -11,16 +11,9 @@ import os
 from typing import Any, Optional, TextIO
 
 from kubeinputs import gojson
-from state.checkpoint import (
-    CheckpointError,
-    CheckpointV1,
-    CheckpointV2,
-    CheckpointV3,
-    assignments_to_obj,
-    machine_state_to_obj,
-    pod_assignments_to_obj,
-    read_checkpoint,
-)
+from memorymanager.node.render import assignments_to_obj, machine_state_to_obj, pod_assignments_to_obj
+from state.checkpoint import CheckpointV1, CheckpointV2, CheckpointV3, read_checkpoint
+from state.checkpoint_errors import CheckpointError
 from kubeinputs.checksum import string_checksum
 from state.state_checkpoint import StateError, check_loadable, go_join, restore_error
 

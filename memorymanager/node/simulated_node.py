@@ -13,11 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from kubeinputs.features import FeatureGates
+from state.state import StateReader
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.manager import new_manager as new_topology_manager
 
 from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod
+from memorymanager.manager import new_manager as new_memory_manager
 
 POD_SCOPE = "pod"
 
@@ -208,9 +211,6 @@ class SimulatedNode:
     def _start(self) -> None:
         """In kubelet's order: feature gates, configuration validation, topology manager,
         memory manager, hint-provider registration, memory manager Start."""
-        from memorymanager.manager import new_manager as new_memory_manager
-        from topologymanager.manager import new_manager as new_topology_manager
-
         cfg = self.config
         try:
             gates = FeatureGates.from_config(cfg.feature_gates)
@@ -348,8 +348,8 @@ class SimulatedNode:
 
     # ----- readers -----
 
-    def state(self) -> Any:
-        """The memory manager's state reader."""
+    def state(self) -> StateReader:
+        """The memory manager's read-only state view."""
         self.require_running()
         return self.memory_manager.state()
 

@@ -12,6 +12,8 @@ import tempfile
 from typing import Any, Callable, Iterable, Optional
 
 from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, NodeError
+from topologymanager.hint import TopologyHint
+from topologymanager.reference_merge import reference_merge_hints
 from kubeinputs.pod import Pod
 from memorymanager.runner.discover import collect_scenario_files
 from memorymanager.runner.expect import compare
@@ -28,8 +30,6 @@ def merge_function(name: str) -> Optional[Callable[..., Any]]:
     if name == "fast":
         return None
     if name == "reference":
-        from topologymanager.reference_merge import reference_merge_hints
-
         return reference_merge_hints
     raise ValueError(f'unknown merge "{name}"; expected one of: {", ".join(MERGE_CHOICES)}')
 
@@ -44,8 +44,6 @@ def error_message(exc: BaseException) -> str:
 
 def to_topology_hints(spec: Optional[dict[str, Optional[list[HintSpec]]]]):
     """Injected hints (scenario form) as a provider's answer (TopologyHint lists)."""
-    from topologymanager.hint import TopologyHint
-
     if spec is None:
         return None
     return {

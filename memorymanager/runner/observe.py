@@ -5,6 +5,13 @@ from typing import Any, Optional
 
 from topologymanager.hint_provider import ProviderHints
 
+from memorymanager.node.render import (
+    assignments_to_obj,
+    blocks_to_obj,
+    hint_to_obj,
+    machine_state_to_obj,
+    pod_assignments_to_obj,
+)
 from memorymanager.node.simulated_node import SimulatedNode
 from kubeinputs.pod import Pod
 
@@ -13,7 +20,7 @@ def hints_to_obj(hints: ProviderHints) -> Optional[dict]:
     """A provider's hint map as `{RESOURCE: [HINT, ...] | null}` (None stays null)."""
     if hints is None:
         return None
-    return {res: (None if lst is None else [h.to_dict() for h in lst]) for res, lst in hints.items()}
+    return {res: (None if lst is None else [hint_to_obj(h) for h in lst]) for res, lst in hints.items()}
 
 
 def hint_maps_to_obj(by_key: dict[str, ProviderHints]) -> dict:
@@ -23,8 +30,6 @@ def hint_maps_to_obj(by_key: dict[str, ProviderHints]) -> dict:
 
 def state_observations(node: SimulatedNode) -> dict[str, Any]:
     """machineState, entries, podEntries (checkpoint shapes) and allocatable (GetAllocatableMemory)."""
-    from state.checkpoint import assignments_to_obj, blocks_to_obj, machine_state_to_obj, pod_assignments_to_obj
-
     mm = node.memory_manager
     reader = mm.state()
     return {
@@ -37,12 +42,10 @@ def state_observations(node: SimulatedNode) -> dict[str, Any]:
 
 def pod_observations(node: SimulatedNode, pod: Pod) -> dict[str, Any]:
     """affinity, memory and numaNodes for every container of `pod` (init, then app)."""
-    from state.checkpoint import blocks_to_obj
-
     mm, tm = node.memory_manager, node.topology_manager
     affinity, memory, numa_nodes = {}, {}, {}
     for c in pod.all_containers():
-        affinity[c.name] = tm.get_affinity(pod.uid, c.name).to_dict()
+        affinity[c.name] = hint_to_obj(tm.get_affinity(pod.uid, c.name))
         blocks = mm.get_memory(pod.uid, c.name)
         memory[c.name] = None if blocks is None else blocks_to_obj(list(blocks))
         nodes = mm.get_memory_numa_nodes(pod, c)

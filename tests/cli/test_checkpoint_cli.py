@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memorymanager.cli.checkpoint_cmd import human_size, inspect, verify
-from state.checkpoint import encode_checkpoint
+from state.checkpoint_writer import encode_checkpoint
 from state.types import Block, MemoryTable, NUMANodeState, PodEntry
 
 GI = 1 << 30

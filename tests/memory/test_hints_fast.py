@@ -1,4 +1,4 @@
-"""The fast calculate_hints against the plain transcription of kubelet's loop (the oracle).
+"""The fast calculate_hints against reference_calculate_hints, kubelet's loop (the oracle).
 
 Same hints in the same order, same preferred flags, same errors, the same `cells` lists
 sorted in place, and the same re-usable-memory look-ups, on random machine states.
@@ -10,9 +10,10 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memorymanager.hints import calculate_hints, calculate_hints_plain, no_reuse
+from memorymanager.hints import ALL_MASKS, _both, _covers, _masks_passing, calculate_hints
+from memorymanager.reference_hints import reference_calculate_hints
 from memorymanager.policy import MemoryManagerError
-from memorymanager.reusable_memory import ReusableMemory
+from memorymanager.reusable_memory import ReusableMemory, no_reuse
 from state.types import MemoryTable, NUMANodeState
 from topologymanager.hint import TopologyHint
 
@@ -86,7 +87,7 @@ def _run(fn, state, requested, reuse):
 @given(machine_states(), REQUESTS, st.one_of(st.none(), st.dictionaries(
     st.tuples(st.integers(1, 63), st.sampled_from([MEM, HP2M])), st.integers(0, 4), max_size=6)))
 def test_fast_hints_equal_plain_hints(state, requested, reuse) -> None:
-    assert _run(calculate_hints, state, requested, reuse) == _run(calculate_hints_plain, state, requested, reuse)
+    assert _run(calculate_hints, state, requested, reuse) == _run(reference_calculate_hints, state, requested, reuse)
 
 
 def test_idle_machine_every_mask_in_kubelet_order() -> None:
@@ -110,3 +111,13 @@ def test_group_cells_are_sorted_in_place_like_kubelet() -> None:
 def test_reusable_lookup_is_no_reuse_for_a_pod_without_init_memory() -> None:
     assert ReusableMemory().lookup("p") is no_reuse
     assert ReusableMemory({"p": {"01": {MEM: 5}}}).lookup("p")(1, MEM) == 5
+
+
+def test_mask_filters_name_the_every_mask_case() -> None:
+    assert _covers([[1, 2]], [1]) is ALL_MASKS  # every node alone fits: no per-mask list
+    assert _covers([[0, 2]], [1]) == [False, False, True, True]  # by position mask 0b00, 0b01, 0b10, 0b11
+    assert _covers([[1, -1]], [0]) == [True, True, False, True]  # a negative value: sums are checked
+    assert _both(ALL_MASKS, [True, False]) == [True, False] and _both([False, True], ALL_MASKS) == [False, True]
+    assert _both(ALL_MASKS, ALL_MASKS) is ALL_MASKS
+    assert _masks_passing((1, 2, 3), ALL_MASKS) == (1, 2, 3)
+    assert _masks_passing((1, 2, 3), [False, False, True, True]) == [2, 3]

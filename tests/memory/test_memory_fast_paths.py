@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memorymanager.container_map import ContainerMap, ContainerMapError
-from memorymanager.hints import calculate_hints, calculate_hints_plain
+from memorymanager.hints import calculate_hints
+from memorymanager.reference_hints import reference_calculate_hints
 from state.state_mem import MemoryState
 from state.types import MemoryTable, NUMANodeState
 from tests.helpers.state_strategies import assignments, machine_states
@@ -102,5 +103,5 @@ def test_calculate_hints_beyond_memoised_hints_with_sparse_ids() -> None:
     table = lambda free: {"memory": MemoryTable(10, 0, 8, 8 - free, free)}  # noqa: E731
     state = {2 * i: NUMANodeState(1 if i == 3 else 0, table(1 if i == 3 else 4), [2 * i]) for i in range(13)}
     fast = calculate_hints(copy.deepcopy(state), {"memory": 6})
-    assert fast == calculate_hints_plain(copy.deepcopy(state), {"memory": 6})
+    assert fast == reference_calculate_hints(copy.deepcopy(state), {"memory": 6})
     assert len(fast["memory"]) == (1 << 12) - 1 - 12

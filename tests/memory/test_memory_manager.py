@@ -188,10 +188,11 @@ def started_manager(policy, machine_state=None, assignments=None, active=None, c
     mgr = Manager(policy, None, gates())
     active_pods = active if active is not None else []
     mgr.start(lambda: active_pods, ContainerMap(containers or {}))
+    store = mgr._started_state()  # the writable store behind the read-only state()
     if machine_state is not None:
-        mgr.state().set_machine_state(machine_state)
+        store.set_machine_state(machine_state)
     if assignments is not None:
-        mgr.state().set_memory_assignments(assignments)
+        store.set_memory_assignments(assignments)
     return mgr
 
 
@@ -221,6 +222,15 @@ class RefusingPolicy(NonePolicy):
 
     def allocate(self, state, pod, container):
         raise MemoryManagerError("fake reg error")
+
+
+def test_state_is_a_read_only_live_view():
+    mgr = started_manager(static_policy(), TWO_CONTAINERS_STATE, TWO_CONTAINERS)
+    view = mgr.state()
+    assert not hasattr(view, "set_machine_state") and not hasattr(view, "delete")
+    assert assignments_equal(view.get_memory_assignments(), TWO_CONTAINERS)
+    mgr.remove_stale_state()
+    assert view.get_memory_assignments() == {}
 
 
 def test_remove_stale_state_with_a_policy_that_does_not_remove():

@@ -13,7 +13,8 @@ import pytest
 
 from tests.helpers.paths import REPO_ROOT
 
-from state.checkpoint import encode_checkpoint, read_checkpoint
+from state.checkpoint import read_checkpoint
+from state.checkpoint_writer import encode_checkpoint
 from state.checkpoint_manager import CheckpointManager, FileOps, StoreError, write_file
 from state.state_checkpoint import CHECKPOINT_FILE_NAME, new_checkpoint_state
 from state.types import Block, MemoryTable, NUMANodeState

@@ -7,7 +7,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from state.checkpoint import FORMATS, encode_checkpoint, encode_checkpoint_generic, read_checkpoint
+from state.checkpoint import FORMATS, read_checkpoint
+from state.checkpoint_writer import encode_checkpoint
+from state.reference_checkpoint_writer import reference_encode_checkpoint
 from kubeinputs.checksum import FNVMemo, fnv32a, fnv32a_plain
 from kubeinputs.gojson import encode_string, encode_string_plain
 from state.types import Block, MemoryTable, NUMANodeState, PodEntry
@@ -18,7 +20,7 @@ from tests.helpers.state_strategies import NAMES, POLICIES, assignments, machine
 @given(POLICIES, machine_states(True), assignments(True), st.one_of(st.none(), pod_assignments(True)),
        st.sampled_from(FORMATS))
 def test_direct_writer_equals_generic_codec(policy, machine_state, entries, pod_entries, fmt) -> None:
-    assert encode_checkpoint(policy, machine_state, entries, pod_entries, fmt) == encode_checkpoint_generic(
+    assert encode_checkpoint(policy, machine_state, entries, pod_entries, fmt) == reference_encode_checkpoint(
         policy, machine_state, entries, pod_entries, fmt
     )
 
@@ -32,7 +34,7 @@ _SHARED_MEMO = FNVMemo()
 def test_direct_writer_with_a_checksum_memo_equals_generic_codec(policy, machine_state, entries, pod_entries, fmt):
     """The memo is shared by every example (and each content is written twice), so remembered
     pieces are met again with other running values."""
-    expected = encode_checkpoint_generic(policy, machine_state, entries, pod_entries, fmt)
+    expected = reference_encode_checkpoint(policy, machine_state, entries, pod_entries, fmt)
     for _ in range(2):
         assert encode_checkpoint(policy, machine_state, entries, pod_entries, fmt, memo=_SHARED_MEMO) == expected
 
@@ -46,7 +48,7 @@ def test_checksum_memo_on_a_churning_node() -> None:
         entries = {f"pod-{k}": {"app": [Block([0], "memory", 1 << 30)]} for k in range(step % 5, step % 5 + 4)}
         fmt = FORMATS[step % 3]
         assert encode_checkpoint("Static", machine_state, entries, None, fmt, memo=memo) == \
-            encode_checkpoint_generic("Static", machine_state, entries, None, fmt)
+            reference_encode_checkpoint("Static", machine_state, entries, None, fmt)
 
 
 @settings(max_examples=100, deadline=None)
@@ -67,7 +69,7 @@ def test_go_spew_flag_after_trailing_nil_node_and_nil_table() -> None:
     entries = {"p": {"c": [Block([0], "memory", 5)]}}
     for fmt in FORMATS:
         blob = encode_checkpoint("Static", machine_state, entries, {"p": PodEntry([Block([0], "memory", 5)])}, fmt)
-        assert blob == encode_checkpoint_generic("Static", machine_state, entries,
+        assert blob == reference_encode_checkpoint("Static", machine_state, entries,
                                                  {"p": PodEntry([Block([0], "memory", 5)])}, fmt)
 
 

@@ -8,18 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubeinputs import gojson
-from state.checkpoint import (
-    CheckpointError,
-    CheckpointV1,
-    CheckpointV2,
-    CheckpointV3,
-    assignments_to_obj,
-    blocks_to_obj,
-    encode_checkpoint,
-    machine_state_to_obj,
-    pod_assignments_to_obj,
-    read_checkpoint,
-)
+from state.checkpoint import CheckpointV1, CheckpointV2, CheckpointV3, read_checkpoint
+from state.checkpoint_errors import CheckpointError
+from state.checkpoint_writer import encode_checkpoint
 from kubeinputs.checksum import string_checksum
 from state.types import Block, MemoryTable, NUMANodeState, PodEntry, clone_assignments, clone_machine_state
 
@@ -121,17 +112,6 @@ def test_omitempty() -> None:
     blob = encode_checkpoint("x", None, {}, {"p": PodEntry(None), "q": PodEntry([])}, fmt="v2")
     assert b'"machineState":null' in blob
     assert b'"podEntries":{"p":{},"q":{}}' in blob
-
-
-def test_to_obj_helpers() -> None:
-    assert machine_state_to_obj({10: NUMANodeState(0, {}, [10]), 2: None}) == {
-        "10": {"numberOfAssignments": 0, "memoryMap": {}, "cells": [10]},
-        "2": None,
-    }
-    assert list(machine_state_to_obj({10: None, 2: None})) == ["10", "2"]
-    assert blocks_to_obj([Block([0, 1], "hugepages-2Mi", 4)]) == [{"numaAffinity": [0, 1], "type": "hugepages-2Mi", "size": 4}]
-    assert assignments_to_obj(ENTRIES) == json.loads(ENTRIES_JSON)
-    assert pod_assignments_to_obj(POD_ENTRIES) == json.loads(POD_JSON)
 
 
 # --------------------------------------------------------------------------------------
@@ -250,7 +230,7 @@ def test_type_error_keeps_decoding_other_fields() -> None:
 
 def test_syntax_error_leaves_value_untouched() -> None:
     cp = CheckpointV1()
-    with pytest.raises(gojson.SyntaxError_):
+    with pytest.raises(gojson.JSONSyntaxError):
         cp.unmarshal_checkpoint(b'{"policyName":"x",}')
     assert cp.policy_name == "" and cp.machine_state == {} and cp.entries == {}
 
@@ -316,7 +296,7 @@ def test_strings_decode_like_go() -> None:
 def test_deep_nesting_is_handled_without_recursion() -> None:
     deep = b'{"x":' + b"[" * 5000 + b"]" * 5000 + b',"policyName":"ok"}'
     assert decode_v1(deep).policy_name == "ok"
-    with pytest.raises(gojson.SyntaxError_, match="exceeded max depth"):
+    with pytest.raises(gojson.JSONSyntaxError, match="exceeded max depth"):
         decode_v1(b"[" * 10001)
 
 
@@ -443,3 +423,29 @@ def test_garbage_never_crashes_the_loader(blob: bytes) -> None:
         read_checkpoint(blob)
     except (CheckpointError, gojson.GoJSONError):
         pass
+
+
+def _tree_to_obj(node: gojson.Node):
+    """A parse tree as Python data (duplicate keys: last wins, like json.loads)."""
+    if node.kind == "object":
+        return {key: _tree_to_obj(value) for key, value in node.value}
+    if node.kind == "array":
+        return [_tree_to_obj(value) for value in node.value]
+    if node.kind == "number":
+        return json.loads(node.value)
+    return node.value
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES, st.booleans())
+def test_parse_tree_holds_what_json_loads_reads(value, spaced) -> None:
+    text = json.dumps(value, indent=1 if spaced else None, ensure_ascii=False)
+    assert _tree_to_obj(gojson.parse(text.encode("utf-8", "surrogatepass"))) == value
+    assert gojson.parse(b' {"a" : 1, "a": [true, false, null, "x\\"y"]} ').value[1][1].value[3].value == 'x"y'

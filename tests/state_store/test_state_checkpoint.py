@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from state.checkpoint import CheckpointV1, encode_checkpoint, read_checkpoint
+from state.checkpoint import CheckpointV1, read_checkpoint
+from state.checkpoint_writer import encode_checkpoint
 from state.checkpoint_manager import FileOps
 from state.state_checkpoint import CHECKPOINT_FILE_NAME, StateError, new_checkpoint_state
 from state.state_mem import MemoryState

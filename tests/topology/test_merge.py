@@ -2,7 +2,7 @@
 
 Every merge table runs through the policies with the production merge and with the
 reference merge, and again with providers and resources in reversed order (all upstream
-cases are order-independent).
+cases are order-independent); each combination is its own pytest case.
 """
 import pytest
 
@@ -156,43 +156,52 @@ def reversed_providers(providers):
     return out
 
 
-def run_table(policy, cases, numa_info, admit_rule):
-    for name, providers, expected in cases:
-        want = expected_hint(numa_info, expected)
-        for variant in (providers, reversed_providers(providers)):
-            hint, admit = policy.merge(variant)
-            assert hint == want, name
-            assert admit is admit_rule(want), name
+MACHINES = {"2 nodes": numa_two, "4 nodes": numa_four, "8 nodes": numa_eight}
+# policy -> (class, kubelet's admit rule for the merged hint)
+POLICIES = {
+    "best-effort": (BestEffortPolicy, lambda hint: True),
+    "restricted": (RestrictedPolicy, lambda hint: hint.preferred),
+    "single-numa-node": (SingleNumaNodePolicy, lambda hint: hint.preferred),
+}
+# (table, machines, policies, prefer-closest values, cases), as upstream runs its tables
+TABLES = [
+    ("common", ["2 nodes", "4 nodes"], ["best-effort", "restricted", "single-numa-node"], [False], COMMON),
+    ("best-effort", ["4 nodes"], ["best-effort", "restricted"], [False], BEST_EFFORT + NO_PREFER_CLOSEST),
+    ("prefer-closest", ["8 nodes"], ["best-effort", "restricted"], [True], COMMON + BEST_EFFORT + PREFER_CLOSEST),
+    ("single-numa-node", ["2 nodes", "4 nodes"], ["single-numa-node"], [False, True], SINGLE_NUMA_NODE),
+]
 
 
-def ids(cases):
-    return [c[0] for c in cases]
+def merge_table_cases():
+    """One pytest case per table entry, machine, policy, option, merge function and provider order."""
+    cases = []
+    for table, machines, policies, closest_values, entries in TABLES:
+        for machine in machines:
+            for policy in policies:
+                for prefer_closest in closest_values:
+                    for merge_name, merge_fn in MERGE_FNS.items():
+                        for order in ("given order", "reversed order"):
+                            for name, providers, expected in entries:
+                                closest = "prefer-closest" if prefer_closest else "default options"
+                                cases.append(pytest.param(
+                                    machine, policy, prefer_closest, merge_fn, order, providers, expected,
+                                    id=f"{table} | {machine} | {policy} | {closest} | {merge_name} | {order} | {name}",
+                                ))
+    return cases
 
 
-@pytest.mark.parametrize("merge_fn", MERGE_FNS.values(), ids=MERGE_FNS.keys())
-@pytest.mark.parametrize("numa", [numa_two, numa_four], ids=["2 nodes", "4 nodes"])
-def test_common_cases_all_policies(merge_fn, numa):
-    info = numa()
-    run_table(BestEffortPolicy(info, PolicyOptions(), merge_fn), COMMON, info, lambda h: True)
-    run_table(RestrictedPolicy(info, PolicyOptions(), merge_fn), COMMON, info, lambda h: h.preferred)
-    run_table(SingleNumaNodePolicy(info, PolicyOptions(), merge_fn), COMMON, info, lambda h: h.preferred)
-
-
-@pytest.mark.parametrize("merge_fn", MERGE_FNS.values(), ids=MERGE_FNS.keys())
-def test_best_effort_and_restricted_four_nodes(merge_fn):
-    info = numa_four()
-    cases = BEST_EFFORT + NO_PREFER_CLOSEST
-    run_table(BestEffortPolicy(info, PolicyOptions(), merge_fn), cases, info, lambda h: True)
-    run_table(RestrictedPolicy(info, PolicyOptions(), merge_fn), cases, info, lambda h: h.preferred)
-
-
-@pytest.mark.parametrize("merge_fn", MERGE_FNS.values(), ids=MERGE_FNS.keys())
-def test_best_effort_and_restricted_prefer_closest_eight_nodes(merge_fn):
-    info = numa_eight()
-    opts = PolicyOptions(prefer_closest_numa=True)
-    cases = COMMON + BEST_EFFORT + PREFER_CLOSEST
-    run_table(BestEffortPolicy(info, opts, merge_fn), cases, info, lambda h: True)
-    run_table(RestrictedPolicy(info, opts, merge_fn), cases, info, lambda h: h.preferred)
+@pytest.mark.parametrize(
+    "machine, policy_name, prefer_closest, merge_fn, order, providers, expected", merge_table_cases()
+)
+def test_merge_table(machine, policy_name, prefer_closest, merge_fn, order, providers, expected):
+    info = MACHINES[machine]()
+    cls, admit_rule = POLICIES[policy_name]
+    policy = cls(info, PolicyOptions(prefer_closest_numa=prefer_closest), merge_fn)
+    variant = providers if order == "given order" else reversed_providers(providers)
+    want = expected_hint(info, expected)
+    hint, admit = policy.merge(variant)
+    assert hint == want
+    assert admit is admit_rule(want)
 
 
 @pytest.mark.parametrize("merge_fn", MERGE_FNS.values(), ids=MERGE_FNS.keys())
@@ -200,15 +209,6 @@ def test_eight_nodes_default_results_are_all_eight(merge_fn):
     info = numa_eight()
     hint, admit = BestEffortPolicy(info, PolicyOptions(), merge_fn).merge([{"resource": []}])
     assert hint == TopologyHint(0xFF, False) and admit
-
-
-@pytest.mark.parametrize("merge_fn", MERGE_FNS.values(), ids=MERGE_FNS.keys())
-@pytest.mark.parametrize("numa", [numa_two, numa_four], ids=["2 nodes", "4 nodes"])
-@pytest.mark.parametrize("prefer_closest", [False, True])
-def test_single_numa_node(merge_fn, numa, prefer_closest):
-    info = numa()
-    policy = SingleNumaNodePolicy(info, PolicyOptions(prefer_closest_numa=prefer_closest), merge_fn)
-    run_table(policy, SINGLE_NUMA_NODE, info, lambda h: h.preferred)
 
 
 @pytest.mark.parametrize("merge_fn", MERGE_FNS.values(), ids=MERGE_FNS.keys())
