@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     machine = commands.add_parser("machine", help="this machine's NUMA topology as cadvisor reports it")
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
     machine.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON")
+
+    from memorymanager.cli import explain_cmd
+
+    explain_cmd.add_parser(commands)
     return parser
 
 
@@ -177,6 +181,10 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
             return cmd_run(args, out)
         if args.command == "checkpoint":
             return cmd_checkpoint(args, out)
+        if args.command == "explain":
+            from memorymanager.cli import explain_cmd
+
+            return explain_cmd.run(args, out, err)
         return cmd_machine(args, out)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=err)

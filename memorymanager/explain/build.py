@@ -418,7 +418,7 @@ def _verdict(check: MaskCheck, requested: dict[str, int], width: int, machine_st
         extra = f" + re-usable {fmt_bytes(reuse)}" if reuse else ""
         return "free", f"free {resource} {fmt_bytes(check.free.get(resource, 0))}{extra} < {fmt_bytes(requested[resource])}"
     if bitmask.count(check.mask) == width:
-        return "hint", f"hint, preferred (the narrowest width whose allocatable covers the request is {width})"
+        return "hint", f"hint, preferred (narrowest width with enough allocatable: {width})"
     return "hint", f"hint, not preferred (wider than {width})"
 
 
@@ -529,8 +529,8 @@ def build_merge_part(policy: Any, target: str, call: _MergeCall) -> MergePart:
     part = MergePart(target, policy.name, prefer_closest, provider_lists, combinations, "", None, 0, 0, {}, "")
     if single:
         dropped = sum(len(a) - len(b) for a, b in zip(lists, filtered))
-        part.single_numa_note = (f"single-numa-node keeps only preferred hints on one node (or any node): "
-                                 f"{dropped} hint(s) dropped")
+        part.single_numa_note = ("single-numa-node keeps only preferred hints on one node (or any node)"
+                                 + (f": {dropped} hint(s) dropped" if dropped else ""))
     if any(len(hints) == 0 for hints in filtered):
         empty = [f"{pl.provider} {pl.resource}" for pl, hints in zip(provider_lists, filtered) if not hints]
         result = TopologyHint(default, False)
@@ -601,18 +601,32 @@ def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outc
         decision.why = _refusal_sentence(explanation, refused)
     elif not outcome.admit:
         merged = explanation.merges[-1] if explanation.merges else None
-        where = f" on nodes {fmt_nodes(merged.winner['numaAffinity'])}" if merged else ""
-        decision.why = f"the topology manager accepted the merged hint{where}, but Allocate refused: {outcome.message}"
+        hints = _mm_part(explanation, merged.target) if merged else None
+        where = f" ({_where(merged.winner['numaAffinity'])})" if merged else ""
+        decision.why = f"the topology manager accepted the merged hint{where}, but the memory manager's Allocate refused"
+        if hints is not None and hints.path == "calculated" and not hints.hints:
+            decision.why = (f"no NUMA mask can hold {fmt_sizes(hints.requested)} for {hints.target}: the memory "
+                            f"manager gave no hints, which the merge reads as no preference, and then Allocate "
+                            f"found no NUMA nodes with enough memory")
     else:
         placed = []
         for merge in explanation.merges:
             nodes = merge.winner["numaAffinity"]
             pref = "preferred" if merge.winner["preferred"] else "not preferred"
-            placed.append(f"{merge.target} on {'any node' if nodes is None else 'node(s) ' + fmt_nodes(nodes)} ({pref})")
-        decision.why = "admitted: " + ("; ".join(placed) if placed else "nothing to align")
+            placed.append(f"{merge.target} on {_where(nodes)} ({pref})")
+        if placed:
+            decision.why = "admitted: " + "; ".join(placed)
+        else:
+            decision.why = ("admitted: topology manager policy none admits every pod and stores no hint, so "
+                            "Allocate places each container on the memory manager's default hint "
+                            "(its narrowest preferred one)")
         if any(m.winner["preferred"] is False and m.path != "policy-none" for m in explanation.merges):
             decision.why += "; best-effort admits a hint that is not preferred"
     return decision
+
+
+def _where(nodes: Optional[list[int]]) -> str:
+    return "any node" if nodes is None else f"node{'s' if len(nodes) > 1 else ''} {fmt_nodes(nodes)}"
 
 
 def _refusal_sentence(explanation: Explanation, merge: MergePart) -> str:
