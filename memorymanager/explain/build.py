@@ -119,6 +119,7 @@ class _AllocateCall:
     after: Optional[NUMANodeMap] = None
     reusable_before: Optional[ReusableMemory] = None
     error: str = ""
+    blocks: Optional[list] = None  # the container's (or pod's) blocks right after the call
 
 
 @dataclass
@@ -160,7 +161,7 @@ class _ManagerTap:
         """The manager's pod hints (recorded)."""
         return self._record_hints(pod, POD_SCOPE, None, lambda: self.inner.get_pod_topology_hints(pod))
 
-    def _record_allocate(self, target: str, container: Any, call) -> None:
+    def _record_allocate(self, pod: Any, target: str, container: Any, call) -> None:
         self.inner.remove_stale_state()
         seen = _AllocateCall(target, container, self.inner.state().get_machine_state(),
                              reusable_before=self._reusable_copy())
@@ -171,15 +172,18 @@ class _ManagerTap:
             seen.error = str(exc)
             raise
         finally:
-            seen.after = self.inner.state().get_machine_state()
+            state = self.inner.state()
+            seen.after = state.get_machine_state()
+            seen.blocks = (state.get_memory_blocks(pod.uid, container.name) if container is not None
+                           else state.get_pod_memory_blocks(pod.uid))
 
     def allocate(self, pod: Any, container: Any) -> None:
         """The manager's Allocate (recorded)."""
-        self._record_allocate(container.name, container, lambda: self.inner.allocate(pod, container))
+        self._record_allocate(pod, container.name, container, lambda: self.inner.allocate(pod, container))
 
     def allocate_pod(self, pod: Any) -> None:
         """The manager's AllocatePod (recorded)."""
-        self._record_allocate(POD_SCOPE, None, lambda: self.inner.allocate_pod(pod))
+        self._record_allocate(pod, POD_SCOPE, None, lambda: self.inner.allocate_pod(pod))
 
     def __getattr__(self, name: str) -> Any:
         if name == "inner":
@@ -660,7 +664,7 @@ def build_allocation(node: SimulatedNode, pod: Pod, calls: list[_AllocateCall], 
     mm = node.memory_manager
     containers: list[ContainerAllocation] = []
     for call in calls:
-        blocks = mm.get_memory(pod.uid, call.target) if call.container is not None else mm.get_pod_memory(pod.uid)
+        blocks = call.blocks
         taken: list[Take] = []
         for node_id in sorted(call.before):
             old = call.before[node_id]
@@ -679,9 +683,9 @@ def build_allocation(node: SimulatedNode, pod: Pod, calls: list[_AllocateCall], 
                 amount = call.reusable_before.get(pod.uid, mask, block.type)
                 if amount:
                     reused[block.type] = min(amount, block.size)
-        mems = mm.get_memory_numa_nodes(pod, call.container) if call.container is not None else nodes
+        # cpuset.mems: GetMemoryNUMANodes when the container is created, right after its Allocate.
         containers.append(ContainerAllocation(call.target, nodes, blocks_to_obj(list(blocks or [])) or [],
-                                              taken, reused, fmt_nodes(mems) if mems else "", call.error))
+                                              taken, reused, fmt_nodes(nodes) if nodes else "", call.error))
     blocks_after = {c.name: blocks_to_obj(list(mm.get_memory(pod.uid, c.name))) if mm.get_memory(pod.uid, c.name)
                     is not None else None for c in pod.all_containers()}
     return AllocationPart(containers, blocks_after, machine_state_to_obj(before),

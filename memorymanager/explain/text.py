@@ -102,7 +102,7 @@ def _merge_lines(part: MergePart, s: _Style) -> list[str]:
 
 
 def _state_lines(before: Optional[dict], after: Optional[dict]) -> list[str]:
-    lines = [f"     {'node':<5}{'resource':<16}{'free before':>14}{'free after':>14}{'allocatable':>14}   group, assignments"]
+    lines = [f"     {'node':<5}{'resource':<16}{'free before':>14}{'free after':>14}{'allocatable':>14}   cells, assignments"]
     for node_id, node in sorted((after or {}).items(), key=lambda kv: int(kv[0])):
         old = (before or {}).get(node_id) or {}
         for resource, table in (node.get("memoryMap") or {}).items():
@@ -162,16 +162,21 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
             lines.append(f"   {c.name}: nothing to allocate")
             continue
         takes = ", ".join(f"{fmt_bytes(t.size)} {t.resource} from node {t.node}" for t in c.taken) or "nothing new"
-        reuse = f"; re-uses {fmt_sizes(c.reused)} of init-container memory" if c.reused else ""
+        reuse = f"; re-uses init-container memory: {fmt_sizes(c.reused)}" if c.reused else ""
         err = f"; refused: {c.error}" if c.error else ""
         nodes = fmt_nodes(c.nodes) if c.nodes else "-"
         lines.extend(_clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}", 3))
     if not alloc.containers:
         lines.append("   nothing allocated")
+    held = []
+    kinds = {ask.name: ask.kind for ask in e.asked.containers}
     for name, blocks in alloc.blocks_after.items():
-        if blocks is not None:
-            text = "; ".join(f"{b['type']} {fmt_bytes(b['size'])} on {fmt_nodes(b['numaAffinity'])}" for b in blocks)
-            lines.extend(_clip(f"{name} holds: {text or 'nothing'}", 3))
+        text = "; ".join(f"{b['type']} {fmt_bytes(b['size'])} on {fmt_nodes(b['numaAffinity'])}" for b in blocks or [])
+        if not text and kinds.get(name) == "init" and alloc.containers:
+            text = "nothing (a finished init container is released when a later container is created)"
+        held.append(f"{name}: {text or 'nothing'}")
+    if alloc.containers:
+        lines.extend(_clip("after the containers are created, they hold: " + ", ".join(held), 3))
     lines.append("   machine state:")
     lines.extend(_state_lines(alloc.before, alloc.after))
     return lines
