@@ -422,7 +422,7 @@ def _verdict(check: MaskCheck, requested: dict[str, int], width: int, machine_st
         extra = f" + re-usable {fmt_bytes(reuse)}" if reuse else ""
         return "free", f"free {resource} {fmt_bytes(check.free.get(resource, 0))}{extra} < {fmt_bytes(requested[resource])}"
     if bitmask.count(check.mask) == width:
-        return "hint", f"hint, preferred (narrowest width with enough allocatable: {width})"
+        return "hint", "hint, preferred"
     return "hint", f"hint, not preferred (wider than {width})"
 
 
@@ -447,8 +447,8 @@ def _mask_table(part: HintsPart, call: _HintCall, requested: dict[str, int]) -> 
     if not passing:
         part.note = "no mask can hold the request: an empty hint map (kubelet's merge reads it as no preference)"
     else:
-        part.note = (f"{len(passing)} of {len(checks)} masks can hold {fmt_sizes(requested)}; "
-                     f"preferred are those of {width} node(s)")
+        part.note = (f"{len(passing)} of {len(checks)} masks can hold {fmt_sizes(requested)}; preferred are those "
+                     f"of {width} node(s), the narrowest width with enough allocatable memory")
     chosen = _rows_that_matter(checks, width, len(nodes))
     for check in checks:
         kind, text = _verdict(check, requested, width, machine_state)

@@ -65,10 +65,19 @@ class _Palette:
     def __init__(self) -> None:
         self.index: dict[str, int] = {}
 
-    def colour(self, uid: str) -> str:
+    def number(self, uid: str) -> int:
+        """The pod's colour number (CSS class `c<number>`)."""
         if uid not in self.index:
             self.index[uid] = len(self.index)
-        return pod_colour(self.index[uid])
+        return self.index[uid]
+
+    def colour(self, uid: str) -> str:
+        """The pod's colour."""
+        return pod_colour(self.number(uid))
+
+    def css(self) -> str:
+        """One rule per pod colour used on the page."""
+        return "".join(f".c{i}{{fill:{pod_colour(i)}}}" for i in range(len(self.index)))
 
 
 def _segments(node_id: str, resource: str, node: dict, machine_state: dict,
@@ -86,19 +95,22 @@ def _segments(node_id: str, resource: str, node: dict, machine_state: dict,
                     continue
                 who = f"{names.get(uid, uid)}/{cname}"
                 if len(block["numaAffinity"]) == 1:
-                    exact.append((uid, block["size"], f"{who}: {resource} {fmt_bytes(block['size'])} on node {nid}"))
+                    exact.append((uid, block["size"], f"{who} {fmt_bytes(block['size'])}"))
                 else:
-                    shared.append((uid, block["size"], f"{who}: {resource} {fmt_bytes(block['size'])} on nodes "
+                    shared.append((uid, block["size"], f"{who} {fmt_bytes(block['size'])} on "
                                                        f"{fmt_nodes(block['numaAffinity'])}"))
     out = [(uid, size, title) for uid, size, title in exact if size > 0]
     left = reserved - sum(size for _, size, _ in out)
     total_shared = sum(size for _, size, _ in shared)
-    if shared and total_shared > 0 and left > 0:
-        for uid, size, title in shared:
-            part = left * size // total_shared
-            out.append((uid, part, f"{title}; this node's share shown as {fmt_bytes(part)} (kubelet does not record "
-                                   "the per-node split of a group's blocks)"))
-        left -= sum(left * size // total_shared for _, size, _ in shared)
+    if len(shared) == 1 and left > 0:
+        uid, _, title = shared[0]
+        out.append((uid, left, f"{title}; {fmt_bytes(left)} of it here"))
+        left = 0
+    elif shared and total_shared > 0 and left > 0:
+        parts = [left * size // total_shared for _, size, _ in shared]
+        for (uid, _, title), part in zip(shared, parts):
+            out.append((uid, part, f"{title}; about {fmt_bytes(part)} here (split not recorded)"))
+        left -= sum(parts)
     if left > 0:
         out.append(("", left, f"{fmt_bytes(left)} reserved by containers not in the assignments"))
     return out
@@ -129,7 +141,6 @@ def picture_svg(machine_state: Optional[dict], entries: Optional[dict], names: d
             if table is None:
                 continue
             x = x_of[nid]
-            h_total = BAR_HEIGHT * table["total"] / scale_total
             y = top + BAR_HEIGHT
             parts = [f'<g class="bar" data-resource="{_e(resource)}" data-total="{table["total"]}" '
                      f'data-system-reserved="{table["systemReserved"]}" data-allocatable="{table["allocatable"]}" '
@@ -141,20 +152,16 @@ def picture_svg(machine_state: Optional[dict], entries: Optional[dict], names: d
                     return
                 h = BAR_HEIGHT * size / scale_total
                 y -= h
-                fill = f' style="fill:{style}"' if style else ""
-                parts.append(f'<rect x="{x}" y="{y:.1f}" width="{BAR_WIDTH}" height="{h:.1f}" class="{cls}"{fill}>'
+                parts.append(f'<rect x="{x}" y="{y:.0f}" width="{BAR_WIDTH}" height="{max(h, 1):.0f}" class="{cls}">'
                              f"<title>{_e(title)}</title></rect>")
 
-            rect(table["systemReserved"], "sr", f"node {nid} {resource}: system reserved {fmt_bytes(table['systemReserved'])}")
+            rect(table["systemReserved"], "sr", f"system reserved {fmt_bytes(table['systemReserved'])}")
             for uid, size, title in _segments(nid, resource, machine_state[nid], machine_state, entries, names):
                 if uid and uid not in shown:
                     shown.append(uid)
-                rect(size, "pod" if uid else "other", title, palette.colour(uid) if uid else "")
-            rect(table["free"], "free", f"node {nid} {resource}: free {fmt_bytes(table['free'])} "
-                                        f"of allocatable {fmt_bytes(table['allocatable'])}")
-            parts.append(f'<rect x="{x}" y="{top + BAR_HEIGHT - h_total:.1f}" width="{BAR_WIDTH}" '
-                         f'height="{h_total:.1f}" class="frame"/>')
-            parts.append(f'<text x="{x + BAR_WIDTH / 2}" y="{top + BAR_HEIGHT + 13}" text-anchor="middle">{_e(nid)}</text>')
+                rect(size, f"pod c{palette.number(uid)}" if uid else "other", title)
+            rect(table["free"], "free", f"free {fmt_bytes(table['free'])} of {fmt_bytes(table['allocatable'])}")
+            parts.append(f'<text x="{x + BAR_WIDTH // 2}" y="{top + BAR_HEIGHT + 13}" text-anchor="middle">{_e(nid)}</text>')
             parts.append("</g>")
             bars[nid].append("".join(parts))
         labels.append(f'<text x="4" y="{top + BAR_HEIGHT / 2:.0f}">{_e(resource)}</text>')
@@ -215,9 +222,9 @@ def step_html(step: StepView, palette: _Palette, open_: bool = False) -> str:
             f'<div class="explain">{"".join(lines)}</div></div></details>')
 
 
-def _page(title: str, sections: list[str]) -> str:
+def _page(title: str, sections: list[str], palette: _Palette) -> str:
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{_e(title)}</title><style>{CSS}</style><script>{SCRIPT}</script></head><body>"
+            f"<title>{_e(title)}</title><style>{CSS}{palette.css()}</style><script>{SCRIPT}</script></head><body>"
             f"<h1>{_e(title)}</h1><p><button onclick=\"setAll(true)\">expand all</button> "
             f"<button onclick=\"setAll(false)\">collapse all</button></p>"
             + "".join(sections) + "</body></html>\n")
@@ -237,11 +244,12 @@ def render_report(views: list[ScenarioView], title: str = "memorymanager report"
             head += f'<p class="fail">{_e(view.error)}</p>'
         steps = "".join(step_html(step, palette, i < open_steps) for i, step in enumerate(view.steps))
         sections.append(head + steps + "</section>")
-    return _page(title, sections)
+    return _page(title, sections, palette)
 
 
 def render_explanation_page(explanation: Explanation, title: str, machine_state: Optional[dict] = None,
                             entries: Optional[dict] = None, names: Optional[dict[str, str]] = None) -> str:
     """A page for one explanation (live-node mode): the node as it is, with the explanation beside it."""
     step = StepView(0, explanation.op, title, "passed", [], explanation, machine_state, entries, names or {})
-    return _page(title, [step_html(step, _Palette(), True)])
+    palette = _Palette()
+    return _page(title, [step_html(step, palette, True)], palette)

@@ -33,12 +33,20 @@ class _Style:
         return self._wrap("31", text)
 
 
+MAX_HINTS_SHOWN = 12
+
+
 def _hint_list(hints: Optional[list[dict]]) -> str:
+    """`0* 1* 0-1` (`*` = preferred); long lists show their first hints and a count."""
     if hints is None:
         return "no preference"
     if not hints:
         return "[] (no placement possible)"
-    return " ".join(fmt_nodes(h["numaAffinity"]) + ("*" if h["preferred"] else "") for h in hints)
+    words = [fmt_nodes(h["numaAffinity"]) + ("*" if h["preferred"] else "") for h in hints]
+    if len(words) <= MAX_HINTS_SHOWN:
+        return " ".join(words)
+    preferred = sum(1 for h in hints if h["preferred"])
+    return (" ".join(words[:MAX_HINTS_SHOWN]) + f" ... ({len(words)} hints, {preferred} preferred)")
 
 
 def _clip(text: str, indent: int) -> list[str]:
