@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(YAML comments are lost except the block at the top of the file)",
     )
     run.add_argument("--in-place", action="store_true", help="with --record: overwrite the scenario files")
+    run.add_argument("--html", metavar="REPORT", help="also write a self-contained HTML picture of every step")
     run.add_argument(
         "--merge", choices=("fast", "reference"), default="fast",
         help="topology manager merge: the production one (fast) or the plain cross product (reference)",
@@ -98,6 +99,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             out.flush()
 
     report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
+    if args.html:
+        from memorymanager.explain.html import write_report
+
+        write_report(args.paths, args.html, merge_fn)
     if args.json:
         write_json(report, out)
     else:

@@ -253,3 +253,17 @@ def render_explanation_page(explanation: Explanation, title: str, machine_state:
     step = StepView(0, explanation.op, title, "passed", [], explanation, machine_state, entries, names or {})
     palette = _Palette()
     return _page(title, [step_html(step, palette, True)], palette)
+
+
+def write_report(paths: list[str], output: str, merge_fn=None) -> None:
+    """`memorymanager run --html REPORT`: walk the scenarios again with explanations, write the page."""
+    from memorymanager.explain.walk import walk_paths
+
+    from kubeinputs.errors import InputError
+
+    page = render_report(walk_paths(list(paths), merge_fn), title="memorymanager run " + " ".join(paths))
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(page)
+    except OSError as exc:
+        raise InputError(output, f"cannot write the HTML report: {exc.strerror}") from None

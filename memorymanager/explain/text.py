@@ -72,7 +72,11 @@ def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
                 f"{fmt_bytes(row.free.get(r, 0)) + ' / ' + fmt_bytes(row.allocatable.get(r, 0)):<24}" for r in resources
             )
             verdict = s.good(row.verdict) if row.hint else row.verdict
-            lines.append(f"     {fmt_nodes(row.nodes):<8}{cells}{verdict}")
+            line = f"     {fmt_nodes(row.nodes):<8}{cells}"
+            if len(line) + len(row.verdict) > WIDTH:
+                lines.append(line.rstrip())
+                line = " " * 13
+            lines.append(f"{line}{verdict}")
         if part.omitted:
             rest = ", ".join(f"{count} failing the {kind} check" if kind != "hint" else f"{count} further hints"
                              for kind, count in part.omitted.items())
@@ -204,7 +208,7 @@ def step_lines(view: StepView, color: bool = False) -> list[str]:
 
 def scenario_text(view: ScenarioView, color: bool = False) -> str:
     """Every explained step of a scenario."""
-    lines = [f"{view.file}: {view.name}"]
+    lines = [view.file, view.name]
     for step in view.steps:
         if step.explanation is not None:
             lines.append("")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from memorymanager.explain.build import explain_pod
 from memorymanager.explain.model import Explanation, ScenarioView, StepView
@@ -39,12 +39,14 @@ def explain_step(run: ScenarioRun, step: Step) -> Explanation:
         return Explanation(op=step.op, error=f"cannot explain: {error_message(exc)}")
 
 
-def walk_scenario(scenario: Scenario, only_step: Optional[int] = None) -> ScenarioView:
-    """Run every step; explain admit and hints steps (only step `only_step` when given)."""
+def walk_scenario(scenario: Scenario, only_step: Optional[int] = None,
+                  merge_fn: Optional[Callable[..., Any]] = None) -> ScenarioView:
+    """Run every step; explain admit and hints steps (only step `only_step` when given).
+    `merge_fn` is the topology manager merge (None: the production one), as `run --merge` picks it."""
     state_dir = tempfile.mkdtemp(prefix="memorymanager-explain-")
     try:
         prepare_state_dir(scenario, state_dir)
-        run = ScenarioRun(scenario, state_dir)
+        run = ScenarioRun(scenario, state_dir, merge_fn)
         if scenario.steps[0].op != "start":
             try:
                 run.node.start()
@@ -70,3 +72,23 @@ def walk_scenario(scenario: Scenario, only_step: Optional[int] = None) -> Scenar
         return ScenarioView(scenario.path, scenario.name, scenario.description or "", views)
     finally:
         shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def walk_paths(paths: list[str], merge_fn: Optional[Callable[..., Any]] = None) -> list[ScenarioView]:
+    """Every scenario file named by `paths` (files or folders, as `run` finds them), walked;
+    a file that is not a valid scenario becomes a view with its error and no steps."""
+    from memorymanager.runner.discover import collect_scenario_files
+    from memorymanager.runner.scenario import ScenarioError, load_scenario
+
+    views: list[ScenarioView] = []
+    for path, problem in collect_scenario_files(paths):
+        if problem is not None:
+            views.append(ScenarioView(path, "", "", [], error=f"{path}: {problem}"))
+            continue
+        try:
+            scenario = load_scenario(path)
+        except ScenarioError as exc:
+            views.append(ScenarioView(path, "", "", [], error=str(exc)))
+            continue
+        views.append(walk_scenario(scenario, merge_fn=merge_fn))
+    return views
