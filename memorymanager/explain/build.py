@@ -644,6 +644,13 @@ def _refusal_sentence(explanation: Explanation, merge: MergePart) -> str:
     if hints and hints.path == "calculated" and hints.masks and not any(r.hint for r in hints.masks) and \
             not hints.omitted.get("hint"):
         return f"no NUMA mask has {asked} free for {merge.target}"
+    narrow_failed = [r for r in (hints.masks if hints else [])
+                     if hints.preferred_width and len(r.nodes) == hints.preferred_width and not r.hint]
+    if hints and hints.path == "calculated" and not preferred_masks and narrow_failed:
+        reasons = "; ".join(f"{fmt_nodes(r.nodes)}: {r.verdict}" for r in narrow_failed[:3])
+        return (f"no mask of {hints.preferred_width} node(s) can take {asked} for {merge.target} ({reasons}); "
+                f"the merged hint {fmt_nodes(merge.winner['numaAffinity'])} is wider, so not preferred, and "
+                f"{merge.policy} admits only a preferred hint")
     others = [pl for pl in merge.lists if pl.provider == INJECTED and pl.resource != "(no preference)"]
     if others and preferred_masks:
         other_text = "; ".join(
