@@ -65,11 +65,11 @@ def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
     lines = _clip(f"{part.target}: {part.path} - {part.note}", 3)
     resources = list(part.requested)
     if part.masks:
-        header = f"     {'nodes':<8}" + "".join(f"{r + ' free/alloc':<24}" for r in resources) + "verdict"
+        header = f"     {'nodes':<8}" + "".join(f"{r + ' free/alloc':<26}" for r in resources) + "verdict"
         lines.append(header)
         for row in part.masks:
             cells = "".join(
-                f"{fmt_bytes(row.free.get(r, 0)) + ' / ' + fmt_bytes(row.allocatable.get(r, 0)):<24}" for r in resources
+                f"{fmt_bytes(row.free.get(r, 0)) + ' / ' + fmt_bytes(row.allocatable.get(r, 0)):<26}" for r in resources
             )
             verdict = s.good(row.verdict) if row.hint else row.verdict
             line = f"     {fmt_nodes(row.nodes):<8}{cells}"
@@ -187,7 +187,7 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
         if not text and kinds.get(name) == "init" and alloc.containers:
             text = "nothing (a finished init container is released when a later container is created)"
         held.append(f"{name}: {text or 'nothing'}")
-    if alloc.containers:
+    if alloc.containers and d.admitted:
         lines.extend(_clip("after the containers are created, they hold: " + ", ".join(held), 3))
     lines.append("   machine state:")
     lines.extend(_state_lines(alloc.before, alloc.after))
