@@ -8,13 +8,14 @@ Skipped only when chromium is absent outside CI; with CI=true a missing browser 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from memorymanager.explain.html import render_report
+from memorymanager.explain.png import find_chromium
+from memorymanager.explain.png import run_chromium as run_browser
 from tests.explain.helpers import read_png, walk
 from tests.explain.test_html import assert_bars_match, collect
 
@@ -23,7 +24,7 @@ WINDOW = (640, 480)
 
 def chromium() -> str:
     """The chromium binary, or skip (fail in CI)."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    found = find_chromium()
     if found:
         return found
     if os.environ.get("CI") == "true":
@@ -32,11 +33,8 @@ def chromium() -> str:
 
 
 def run_chromium(binary: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    """Headless chromium with its own profile folder (other runs on this machine do not interfere)."""
-    command = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-               "--no-first-run", "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
-               f"--window-size={WINDOW[0]},{WINDOW[1]}", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=90, check=False)
+    """Headless chromium as the README's PNG is made (memorymanager.explain.png), own profile folder."""
+    return run_browser(binary, tmp_path / "profile", WINDOW, *args)
 
 
 def test_tutorial_report_in_chromium(tmp_path: Path) -> None:
