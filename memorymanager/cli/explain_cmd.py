@@ -68,7 +68,8 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
 def _render_node(args: argparse.Namespace, color: bool) -> str:
     from memorymanager.explain.live import explain_on_node
 
-    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints)
+    kept: dict = {}
+    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept)
     if args.format == "json":
         from memorymanager.explain.jsondoc import dumps, node_document
 
@@ -76,7 +77,8 @@ def _render_node(args: argparse.Namespace, color: bool) -> str:
     if args.format == "html":
         from memorymanager.explain.html import render_explanation_page
 
-        return render_explanation_page(explanation, title=f"memorymanager explain --node {args.node} {args.path}")
+        return render_explanation_page(explanation, f"memorymanager explain --node {args.node} {args.path}",
+                                       kept.get("machine_state"), kept.get("entries"), kept.get("names"))
     from memorymanager.explain.text import explanation_lines
 
     return "\n".join(explanation_lines(explanation, color)) + "\n"

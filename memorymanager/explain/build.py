@@ -67,7 +67,7 @@ from memorymanager.requests import (
     pod_request_parts,
 )
 from memorymanager.reusable_memory import ReusableMemory
-from state.checkpoint import blocks_to_obj, machine_state_to_obj
+from state.checkpoint import assignments_to_obj, blocks_to_obj, machine_state_to_obj
 from state.types import NUMANodeMap, clone_machine_state
 from topologymanager import bitmask
 from topologymanager.fast_merge import (
@@ -220,11 +220,14 @@ class _PolicyTap:
 # ----- entry point ----------------------------------------------------------------------------------
 
 
-def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: str = "admit") -> Explanation:
+def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: str = "admit",
+                keep: Optional[dict] = None) -> Explanation:
     """The explanation of admitting `pod` (op `admit`) or of its hints (op `hints`) on `node`.
 
     `extra` is the other providers' hint provider for the admission (as `SimulatedNode.admit`
-    takes it). The node is not changed.
+    takes it). The node is not changed. `keep`, when given, receives the copy's machine state
+    and assignments after the admission (`machine_state`, `entries`, checkpoint shapes), for
+    drawing it.
     """
     if not node.running:
         why = f" (start failed: {node.start_error})" if node.start_error else ""
@@ -253,6 +256,10 @@ def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: 
     ]
     explanation.decision = build_decision(trial, pod, explanation, outcome)
     explanation.allocation = build_allocation(trial, pod, tap.allocate_calls, before)
+    if keep is not None:
+        reader = trial.memory_manager.state()
+        keep["machine_state"] = machine_state_to_obj(reader.get_machine_state())
+        keep["entries"] = assignments_to_obj(reader.get_memory_assignments())
     return explanation
 
 

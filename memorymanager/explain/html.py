@@ -26,7 +26,7 @@ from memorymanager.explain.units import fmt_bytes, fmt_nodes
 BAR_HEIGHT = 150
 BAR_WIDTH = 34
 BAR_GAP = 14
-LEFT = 92
+LEFT = 108
 TOP = 14
 ROW_GAP = 52
 
@@ -127,6 +127,7 @@ def picture_svg(machine_state: Optional[dict], entries: Optional[dict], names: d
         for resource in (machine_state[nid].get("memoryMap") or {}):
             if resource not in resources:
                 resources.append(resource)
+    resources.sort(key=lambda name: (name != "memory", name))  # memory first, then hugepages by name
     width = LEFT + len(node_ids) * (BAR_WIDTH + BAR_GAP) + 10
     height = TOP + len(resources) * (BAR_HEIGHT + ROW_GAP)
     x_of = {nid: LEFT + i * (BAR_WIDTH + BAR_GAP) for i, nid in enumerate(node_ids)}

@@ -53,7 +53,7 @@ def assert_bars_match(parser: BarCollector, view) -> None:
         assert sorted(nodes, key=int) == sorted(step.machine_state or {}, key=int)
         for node_id, bars in nodes.items():
             tables = step.machine_state[node_id]["memoryMap"]
-            assert [b["data-resource"] for b in bars] == list(tables)
+            assert sorted(b["data-resource"] for b in bars) == sorted(tables)
             for bar in bars:
                 table = tables[bar["data-resource"]]
                 assert int(bar["data-free"]) == table["free"]

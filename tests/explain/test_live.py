@@ -85,3 +85,17 @@ def test_this_machine_read_only(tmp_path: Path) -> None:
     assert e["asked"]["containers"][0]["requested"] == {"memory": 64 * MI}
     nodes = {p.name[4:] for p in Path("/sys/devices/system/node").glob("node[0-9]*")}
     assert set(e["allocation"]["before"]) == nodes
+
+
+def test_fake_node_html_draws_the_node_after_admission(tmp_path: Path) -> None:
+    from tests.explain.test_html import collect
+
+    target = tmp_path / "live.html"
+    code, _, err = run("explain", "--node", str(FAKE), POD, "--format", "html", "-o", str(target))
+    assert code == 0, err
+    parser = collect(target.read_text())
+    bars = {b["data-resource"]: b for b in parser.steps[0]["1"]}
+    assert list(bars) == ["memory", "hugepages-1Gi", "hugepages-2Mi"]
+    assert int(bars["memory"]["data-reserved"]) == 4 << 30  # the explained pod, admitted on node 1
+    assert int(bars["hugepages-2Mi"]["data-reserved"]) == 256 * MI
+    assert parser.pod_rects == 3  # db on node 0, cache's memory and hugepages on node 1
