@@ -506,12 +506,12 @@ def _key_rule(winner: tuple, rival: tuple, uses_distance: bool) -> str:
     return "same width" + (" and distance" if uses_distance else "") + ": the lower mask wins"
 
 
-def _rank_rule(winner: int, rival: int, best: int, key) -> str:
+def _rank_rule(winner: int, rival: int, best: int, key, uses_distance: bool) -> str:
+    """The rule by which a non-preferred merged mask beat another (the fast merge's order)."""
     rw, rr = non_preferred_rank(winner, best), non_preferred_rank(rival, best)
     cw, cr = winner.bit_count(), rival.bit_count()
     if rw == rr:
-        return _key_rule(key(winner), key(rival), False) if key(winner)[1] == key(rival)[1] else \
-            _key_rule(key(winner), key(rival), True)
+        return _key_rule(key(winner), key(rival), uses_distance)
     if rw[0] == 0:
         return f"exactly BestNonPreferredAffinityCount = {best} node(s) beats {cr}"
     if rw[0] == 1 and rr[0] == 1:
@@ -557,12 +557,14 @@ def build_merge_part(policy: Any, target: str, call: _MergeCall) -> MergePart:
             ranked = sorted(preferred, key=key)
             result = TopologyHint(ranked[0], True)
             part.path = "preferred"
-            part.rule = (f"{len(preferred)} preferred merged mask(s) (every list offers the mask as preferred); "
+            part.rule = (f"{len(preferred)} preferred merged mask(s) (every list offers the mask, or any node, "
+                         f"as preferred); "
                          f"the fittest wins: fewest nodes" + (", then lowest average distance" if uses_distance else "")
                          + ", then the lowest mask")
             part.rivals = [Rival(bitmask.get_bits(m), True, _key_rule(key(ranked[0]), key(m), uses_distance))
                            for m in ranked[1:1 + MAX_RIVALS]]
-            non_preferred = sorted(produced - {ranked[0]}, key=key)
+            # masks only non-preferred combinations produce (a mask also produced preferred is that one)
+            non_preferred = sorted(produced - preferred, key=key)
             if non_preferred:
                 part.rivals.append(Rival(bitmask.get_bits(non_preferred[0]), False, "preferred beats non-preferred"))
         elif not produced:
@@ -582,7 +584,7 @@ def build_merge_part(policy: Any, target: str, call: _MergeCall) -> MergePart:
                          f"preferred; BestNonPreferredAffinityCount (the widest of the lists' narrowest hints) "
                          f"is {best_count}: exactly {best_count} node(s) if possible, else the most nodes below, "
                          f"else the fewest above")
-            part.rivals = [Rival(bitmask.get_bits(m), False, _rank_rule(ranked[0], m, best_count, key))
+            part.rivals = [Rival(bitmask.get_bits(m), False, _rank_rule(ranked[0], m, best_count, key, uses_distance))
                            for m in ranked[1:1 + MAX_RIVALS]]
     if single and result.numa_node_affinity == default:
         result = TopologyHint(None, result.preferred)
