@@ -130,3 +130,18 @@ def test_large_machine_lists_only_masks_that_matter() -> None:
     assert len(hints.masks) < 64
     assert len(hints.masks) + sum(hints.omitted.values()) == 4095
     assert hints.consistent and e.merges[0].consistent
+
+
+def test_prefer_closest_rival_rule() -> None:
+    merge = walk("topology/046-prefer-closest-distance-beats-lower-mask.yaml").steps[0].explanation.merges[0]
+    assert merge.prefer_closest and merge.winner == {"numaAffinity": [2, 3], "preferred": True}
+    assert merge.rivals[0].nodes == [0, 2] and merge.rivals[0].rule.startswith("closer")
+
+
+def test_non_preferred_tie_and_count_rules() -> None:
+    merge = walk("topology/040-upstream-best-non-preferred-count-5-narrowest.yaml").steps[0].explanation.merges[0]
+    assert merge.best_non_preferred_count == 2 and merge.combinations == 4
+    assert [(r.nodes, r.rule) for r in merge.rivals] == [
+        ([2, 3], "same width: the lower mask wins"),
+        ([1], "exactly BestNonPreferredAffinityCount = 2 node(s) beats 1"),
+    ]
