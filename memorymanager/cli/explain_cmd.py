@@ -37,6 +37,7 @@ class ExplainError(Exception):
 
 
 def _render_scenario(args: argparse.Namespace, color: bool) -> str:
+    """The scenario form's output in the chosen format."""
     from memorymanager.explain.jsondoc import dumps, scenario_document
     from memorymanager.explain.walk import EXPLAINED_OPS, walk_scenario
     from memorymanager.runner.scenario import load_scenario
@@ -66,6 +67,7 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
 
 
 def _render_node(args: argparse.Namespace, color: bool) -> str:
+    """The live-node form's output in the chosen format."""
     from memorymanager.explain.live import explain_on_node
 
     kept: dict = {}

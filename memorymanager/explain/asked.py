@@ -21,12 +21,14 @@ from memorymanager.requests import (
 )
 
 def _kind(pod: Pod, container: Any) -> str:
+    """init, sidecar (restartable init container) or app."""
     if container in pod.init_containers:
         return "sidecar" if is_restartable_init_container(container) else "init"
     return "app"
 
 
 def _gates(node: SimulatedNode) -> FeatureGates:
+    """The feature gates the memory manager policy runs with."""
     policy = node.memory_manager.policy
     gates = getattr(policy, "feature_gates", None)
     return gates if gates is not None else FeatureGates.from_config(node.config.feature_gates)
@@ -82,5 +84,6 @@ def build_asked(node: SimulatedNode, pod: Pod) -> Asked:
 
 
 def _non_integral_cpu(container: Any) -> bool:
+    """Whether the CPU request is fractional (a CPU-manager matter; memory is aligned all the same)."""
     cpu = (container.resources.requests or {}).get("cpu")
     return cpu is not None and cpu.value.denominator != 1

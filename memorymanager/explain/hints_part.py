@@ -36,12 +36,14 @@ MAX_FAILING_ROWS = 16
 
 
 def _hints_obj(hints: Any) -> Optional[dict]:
+    """A provider's hint map as JSON-ready dicts (None stays None: no preference)."""
     if hints is None:
         return None
     return {r: (None if l is None else [h.to_dict() for h in l]) for r, l in hints.items()}
 
 
 def _requested_for(policy: StaticPolicy, pod: Pod, call: HintCall) -> dict[str, int]:
+    """What the hint call asked for: the container's request, or the pod total in pod scope."""
     if call.container is None:
         return get_pod_requested_resources(pod, policy._plrm)
     return get_container_requested_resources(pod, call.container, policy._plrm)
@@ -105,6 +107,7 @@ def build_hints_part(node: SimulatedNode, pod: Pod, call: HintCall) -> HintsPart
 
 
 def _blocks_text(blocks: list) -> str:
+    """`memory 1Gi on 0; hugepages-2Mi 2Mi on 0`."""
     return "; ".join(f"{b.type} {fmt_bytes(b.size)} on {fmt_nodes(b.numa_affinity or [])}" for b in blocks) or "none"
 
 

@@ -56,6 +56,7 @@ def pod_colour(index: int) -> str:
 
 
 def _e(text: object) -> str:
+    """HTML-escaped text (attributes too)."""
     return html.escape(str(text), quote=True)
 
 
@@ -63,6 +64,7 @@ class _Palette:
     """One colour per pod UID across the whole page, in order of first appearance."""
 
     def __init__(self) -> None:
+        """No pod seen yet."""
         self.index: dict[str, int] = {}
 
     def number(self, uid: str) -> int:
@@ -148,6 +150,7 @@ def picture_svg(machine_state: Optional[dict], entries: Optional[dict], names: d
                      f'data-reserved="{table["reserved"]}" data-free="{table["free"]}">']
 
             def rect(size: int, cls: str, title: str, style: str = "") -> None:
+                """Stack one segment of `size` bytes on the bar, bottom-up."""
                 nonlocal y
                 if size <= 0:
                     return
@@ -185,6 +188,7 @@ def picture_svg(machine_state: Optional[dict], entries: Optional[dict], names: d
 
 
 def _legend(shown: Iterable[str], names: dict[str, str], palette: _Palette) -> str:
+    """The colour key: system reserved, free, and each pod shown."""
     items = ['<span><i class="sr" style="background:#9e9e9e"></i>system reserved</span>',
              '<span><i style="background:#f1f8e9;border:1px solid #8bc34a"></i>free</span>']
     items += [f'<span><i style="background:{palette.colour(uid)}"></i>{_e(names.get(uid, uid))}</span>' for uid in shown]
@@ -192,6 +196,7 @@ def _legend(shown: Iterable[str], names: dict[str, str], palette: _Palette) -> s
 
 
 def _badge(step: StepView) -> str:
+    """The step's verdict beside its title: admitted, kubelet's reason, error, or the operation."""
     e = step.explanation
     if e is not None and e.decision is not None:
         d = e.decision
@@ -224,6 +229,7 @@ def step_html(step: StepView, palette: _Palette, open_: bool = False) -> str:
 
 
 def _page(title: str, sections: list[str], palette: _Palette) -> str:
+    """The whole document around the sections (CSS, pod colours, expand/collapse buttons)."""
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_e(title)}</title><style>{CSS}{palette.css()}</style><script>{SCRIPT}</script></head><body>"
             f"<h1>{_e(title)}</h1><p><button onclick=\"setAll(true)\">expand all</button> "

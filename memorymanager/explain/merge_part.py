@@ -38,10 +38,12 @@ def _list_labels(providers_hints: list) -> list[tuple[str, str]]:
 
 
 def _hint_dicts(hints: Sequence[TopologyHint]) -> list[dict]:
+    """Hints as JSON-ready dicts."""
     return [h.to_dict() for h in hints]
 
 
 def _key_rule(winner: tuple, rival: tuple, uses_distance: bool) -> str:
+    """Which component of the fitness key (width, distance, mask) separated two merged masks."""
     if winner[0] != rival[0]:
         return f"narrower: {winner[0]} node(s) against {rival[0]}"
     if uses_distance and winner[1] != rival[1]:
@@ -118,6 +120,7 @@ def build_merge_part(policy: Any, target: str, call: MergeCall) -> MergePart:
             part.best_non_preferred_count = best_count
 
             def rank(m: int) -> tuple:
+                """The fast merge's order of non-preferred masks."""
                 return (non_preferred_rank(m, best_count), key(m))
 
             ranked = sorted(produced, key=rank)

@@ -24,6 +24,7 @@ from topologymanager import bitmask
 from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
 
 def _mm_part(explanation: Explanation, target: str) -> Optional[HintsPart]:
+    """The memory manager's hints part for a container (or the pod)."""
     return next((h for h in explanation.hints if h.target == target), None)
 
 
@@ -60,10 +61,12 @@ def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outc
 
 
 def _where(nodes: Optional[list[int]]) -> str:
+    """`any node`, `node 1`, `nodes 0-1`."""
     return "any node" if nodes is None else f"node{'s' if len(nodes) > 1 else ''} {fmt_nodes(nodes)}"
 
 
 def _refusal_sentence(explanation: Explanation, merge: MergePart) -> str:
+    """One sentence on why the topology manager refused the merged hint, from the parts already built."""
     hints = _mm_part(explanation, merge.target)
     asked = fmt_sizes(hints.requested) if hints and hints.requested else "its request"
     preferred_masks = [r.nodes for r in (hints.masks if hints else []) if r.preferred]

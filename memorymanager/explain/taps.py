@@ -51,6 +51,7 @@ class ManagerTap:
     """Stands for the memory manager; passes every call through and records what it saw."""
 
     def __init__(self, inner: Any) -> None:
+        """Wrap the real object."""
         self.inner = inner
         self.hint_calls: list[HintCall] = []
         self.allocate_calls: list[AllocateCall] = []
@@ -61,6 +62,7 @@ class ManagerTap:
         return ReusableMemory(copy.deepcopy(reusable.by_pod) if reusable is not None else {})
 
     def _record_hints(self, pod: Any, target: str, container: Any, call) -> Any:
+        """Run a hint call and record the state, re-usable memory and answer it saw."""
         self.inner.remove_stale_state()  # what the call does first; doing it twice changes nothing
         state = self.inner.state()
         seen = HintCall(target, pod.uid, container, state.get_machine_state(), state.get_memory_assignments(),
@@ -78,6 +80,7 @@ class ManagerTap:
         return self._record_hints(pod, POD_SCOPE, None, lambda: self.inner.get_pod_topology_hints(pod))
 
     def _record_allocate(self, pod: Any, target: str, container: Any, call) -> None:
+        """Run an Allocate and record the machine state and re-usable memory around it."""
         self.inner.remove_stale_state()
         seen = AllocateCall(target, container, self.inner.state().get_machine_state(),
                              reusable_before=self._reusable_copy())
@@ -102,6 +105,7 @@ class ManagerTap:
         self._record_allocate(pod, POD_SCOPE, None, lambda: self.inner.allocate_pod(pod))
 
     def __getattr__(self, name: str) -> Any:
+        """Everything else is the wrapped object's."""
         if name == "inner":
             raise AttributeError(name)
         return getattr(self.inner, name)
@@ -111,6 +115,7 @@ class PolicyTap:
     """Stands for the topology manager policy; records every merge."""
 
     def __init__(self, inner: Any) -> None:
+        """Wrap the real object."""
         self.inner = inner
         self.calls: list[MergeCall] = []
 
@@ -128,6 +133,7 @@ class PolicyTap:
         return best, admit
 
     def __getattr__(self, name: str) -> Any:
+        """Everything else is the wrapped object's."""
         if name == "inner":
             raise AttributeError(name)
         return getattr(self.inner, name)

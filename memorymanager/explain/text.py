@@ -18,18 +18,23 @@ class _Style:
     """ANSI styles, or nothing."""
 
     def __init__(self, color: bool) -> None:
+        """Colour on or off."""
         self.color = color
 
     def _wrap(self, code: str, text: str) -> str:
+        """Text in an ANSI style, when colour is on."""
         return f"\033[{code}m{text}\033[0m" if self.color else text
 
     def head(self, text: str) -> str:
+        """Bold."""
         return self._wrap("1", text)
 
     def good(self, text: str) -> str:
+        """Green."""
         return self._wrap("32", text)
 
     def bad(self, text: str) -> str:
+        """Red."""
         return self._wrap("31", text)
 
 
@@ -62,6 +67,7 @@ def _clip(text: str, indent: int) -> list[str]:
 
 
 def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
+    """Part 2 for one hint call: path, mask table, the hints returned."""
     lines = _clip(f"{part.target}: {part.path} - {part.note}", 3)
     resources = list(part.requested)
     if part.masks:
@@ -92,6 +98,7 @@ def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
 
 
 def _merge_lines(part: MergePart, s: _Style) -> list[str]:
+    """Part 3 for one merge: the lists, the result and its rule, the rivals, the admit rule."""
     if part.path == "policy-none":
         return _clip(f"{part.target}: {part.rule}", 3)
     lines = [f"   {part.target}: {len(part.lists)} list(s), {part.combinations:,} combination(s) kubelet would walk"
@@ -114,6 +121,7 @@ def _merge_lines(part: MergePart, s: _Style) -> list[str]:
 
 
 def _state_lines(before: Optional[dict], after: Optional[dict]) -> list[str]:
+    """Free bytes per node and resource before and after, with allocatable, cells and assignments."""
     lines = [f"     {'node':<5}{'resource':<16}{'free before':>14}{'free after':>14}{'allocatable':>14}   cells, assignments"]
     for node_id, node in sorted((after or {}).items(), key=lambda kv: int(kv[0])):
         old = (before or {}).get(node_id) or {}
