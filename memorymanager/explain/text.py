@@ -6,6 +6,7 @@ rounded); masks are written like cpusets (`0-1`), preferred hints with a `*`.
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from memorymanager.explain.model import Explanation, HintsPart, MergePart, ScenarioView, StepView
@@ -54,11 +55,19 @@ def _hint_list(hints: Optional[list[dict]]) -> str:
     return (" ".join(words[:MAX_HINTS_SHOWN]) + f" ... ({len(words)} hints, {preferred} preferred)")
 
 
+_ANSI = re.compile(r"\033\[[0-9;]*m")
+
+
+def _visible(text: str) -> int:
+    """The width of text on a terminal (ANSI styles take no room)."""
+    return len(_ANSI.sub("", text))
+
+
 def _clip(text: str, indent: int) -> list[str]:
     """Wrap a long line at spaces to WIDTH columns, continuation lines indented further."""
     words, lines, line = text.split(" "), [], " " * indent
     for word in words:
-        if len(line) + len(word) + 1 > WIDTH and line.strip():
+        if _visible(line) + _visible(word) + 1 > WIDTH and line.strip():
             lines.append(line.rstrip())
             line = " " * (indent + 4)
         line += word + " "

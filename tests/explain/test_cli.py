@@ -60,3 +60,20 @@ def test_run_html_report(tmp_path) -> None:
     assert "TopologyAffinityError" in page
     code, _, err = run("run", str(TUTORIAL / "001-single-node-fit.yaml"), "--html", str(tmp_path / "no" / "r.html"))
     assert code == 2 and "cannot write the HTML report" in err
+
+
+class FakeTerminal(io.StringIO):
+    """Standard output that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_only_on_a_terminal() -> None:
+    out, err = FakeTerminal(), io.StringIO()
+    assert main(["explain", str(TUTORIAL / "003-single-and-cross-numa.yaml"), "--step", "1"], out, err) == 0
+    assert "\033[31m" in out.getvalue() and "\033[1m" in out.getvalue()
+    plain = run("explain", str(TUTORIAL / "003-single-and-cross-numa.yaml"), "--step", "1")[1]
+    assert "\033[" not in plain
+    assert plain == out.getvalue().replace("\033[31m", "").replace("\033[32m", "").replace(
+        "\033[1m", "").replace("\033[0m", "")
