@@ -46,7 +46,8 @@ def _classify(requests: dict[str, Quantity], limits: dict[str, Quantity], guaran
 
 
 def _classify_explained(
-    requests: dict[str, Quantity], limits: dict[str, Quantity], guaranteed: bool, not_guaranteed_why: str
+    requests: dict[str, Quantity], limits: dict[str, Quantity], guaranteed: bool, not_guaranteed_why: str,
+    guaranteed_why: str = "every container has cpu and memory limits, and requests equal limits",
 ) -> tuple[str, str]:
     """The class and the rule that gave it (`not_guaranteed_why`: why the per-container flag is off)."""
     if not requests and not limits:
@@ -57,7 +58,7 @@ def _classify_explained(
         if name not in limits or limits[name].cmp(request) != 0:
             return BURSTABLE, f"the summed {name} requests differ from the summed {name} limits"
     if len(requests) == len(limits):
-        return GUARANTEED, "every container has cpu and memory limits, and requests equal limits"
+        return GUARANTEED, guaranteed_why
     return BURSTABLE, "some resource has a limit but no request"
 
 
@@ -80,7 +81,8 @@ def get_pod_qos_explained(pod: Pod, pod_level_resources_enabled: bool) -> tuple[
             if not _has_positive_cpu_and_memory(pod.resources.limits):
                 guaranteed = False
                 why = "the pod-level limits lack a positive cpu or memory limit"
-        qos, reason = _classify_explained(requests, limits, guaranteed, why)
+        qos, reason = _classify_explained(requests, limits, guaranteed, why,
+                                          "the pod-level limits set cpu and memory, and requests equal limits")
         return qos, f"pod-level resources decide: {reason}"
     containers: Iterable = [*pod.containers, *pod.init_containers]
     for container in containers:

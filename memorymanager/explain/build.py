@@ -70,7 +70,7 @@ def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: 
         build_merge_part(policy_tap.inner, target, call) for target, call in zip(targets, policy_tap.calls)
     ]
     explanation.decision = build_decision(trial, pod, explanation, outcome)
-    explanation.allocation = build_allocation(trial, pod, tap.allocate_calls, before)
+    explanation.allocation = build_allocation(trial, pod, tap.allocate_calls, before, explanation.merges)
     if keep is not None:
         reader = trial.memory_manager.state()
         keep["machine_state"] = machine_state_to_obj(reader.get_machine_state())

@@ -155,6 +155,7 @@ class ContainerAllocation:
     reused: dict[str, int]
     cpuset_mems: str = ""
     error: str = ""
+    note: str = ""  # how the mask was chosen when it is not the stored hint
 
 
 @dataclass

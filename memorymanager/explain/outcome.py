@@ -48,13 +48,16 @@ def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outc
         for merge in explanation.merges:
             nodes = merge.winner["numaAffinity"]
             pref = "preferred" if merge.winner["preferred"] else "not preferred"
-            placed.append(f"{merge.target} on {_where(nodes)} ({pref})")
+            placed.append(f"{merge.target} aligned on {_where(nodes)} ({pref})")
+        pinned = any(ask.requested and not ask.note for ask in explanation.asked.containers)
         if placed:
             decision.why = "admitted: " + "; ".join(placed)
-        else:
+        elif pinned:
             decision.why = ("admitted: topology manager policy none admits every pod and stores no hint, so "
                             "Allocate places each container on the memory manager's default hint "
-                            "(its narrowest preferred one)")
+                            "(its best hint)")
+        else:
+            decision.why = "admitted: topology manager policy none admits every pod; no memory is pinned for it"
         if any(m.winner["preferred"] is False and m.path != "policy-none" for m in explanation.merges):
             decision.why += "; best-effort admits a hint that is not preferred"
     return decision
@@ -96,9 +99,27 @@ def _refusal_sentence(explanation: Explanation, merge: MergePart) -> str:
             f"and {merge.policy} admits only a preferred hint")
 
 
-def build_allocation(node: SimulatedNode, pod: Pod, calls: list[AllocateCall], before: NUMANodeMap) -> AllocationPart:
+def _mask_note(stored: Optional[dict], nodes: list[int]) -> str:
+    """How Allocate's mask relates to the stored hint: kept, the default hint, or extended."""
+    if not nodes:
+        return ""
+    if stored is None:
+        return f"no stored hint: Allocate takes the memory manager's default hint, {fmt_nodes(nodes)}"
+    wanted = stored["numaAffinity"]
+    if wanted is None:
+        return (f"the stored hint names any node: Allocate takes the memory manager's default hint (its best "
+                f"hint), {fmt_nodes(nodes)}")
+    if wanted != nodes:
+        return (f"the stored hint {fmt_nodes(wanted)} has too little free memory: Allocate extends it to "
+                f"{fmt_nodes(nodes)}, the best memory hint that contains it")
+    return ""
+
+
+def build_allocation(node: SimulatedNode, pod: Pod, calls: list[AllocateCall], before: NUMANodeMap,
+                     merges: Optional[list[MergePart]] = None) -> AllocationPart:
     """Part 5: per Allocate call the nodes, the bytes taken per node (lowest first), the re-used init memory."""
     mm = node.memory_manager
+    stored = {m.target: m.winner for m in merges or []}
     containers: list[ContainerAllocation] = []
     for call in calls:
         blocks = call.blocks
@@ -121,8 +142,10 @@ def build_allocation(node: SimulatedNode, pod: Pod, calls: list[AllocateCall], b
                 if amount:
                     reused[block.type] = min(amount, block.size)
         # cpuset.mems: GetMemoryNUMANodes when the container is created, right after its Allocate.
+        hint = stored.get(call.target, stored.get("pod"))
+        note = _mask_note(hint, nodes) if taken or reused else ""
         containers.append(ContainerAllocation(call.target, nodes, blocks_to_obj(list(blocks or [])) or [],
-                                              taken, reused, fmt_nodes(nodes) if nodes else "", call.error))
+                                              taken, reused, fmt_nodes(nodes) if nodes else "", call.error, note))
     blocks_after = {c.name: blocks_to_obj(list(mm.get_memory(pod.uid, c.name))) if mm.get_memory(pod.uid, c.name)
                     is not None else None for c in pod.all_containers()}
     return AllocationPart(containers, blocks_after, machine_state_to_obj(before),

@@ -193,6 +193,7 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
         takes = ", ".join(f"{fmt_bytes(t.size)} {t.resource} from node {t.node}" for t in c.taken) or "nothing new"
         reuse = f"; re-uses init-container memory: {fmt_sizes(c.reused)}" if c.reused else ""
         err = f"; refused: {c.error}" if c.error else ""
+        err += f"; {c.note}" if c.note else ""
         nodes = fmt_nodes(c.nodes) if c.nodes else "-"
         lines.extend(_clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}", 3))
     if not alloc.containers:
