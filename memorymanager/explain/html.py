@@ -21,7 +21,7 @@ from typing import Iterable, Optional
 
 from memorymanager.explain.model import Explanation, ScenarioView, StepView
 from memorymanager.explain.text import explanation_lines
-from memorymanager.explain.units import fmt_bytes, fmt_nodes
+from memorymanager.explain.units import approx_bytes, fmt_bytes, fmt_nodes
 
 BAR_HEIGHT = 150
 BAR_WIDTH = 34
@@ -111,7 +111,7 @@ def _segments(node_id: str, resource: str, node: dict, machine_state: dict,
     elif shared and total_shared > 0 and left > 0:
         parts = [left * size // total_shared for _, size, _ in shared]
         for (uid, _, title), part in zip(shared, parts):
-            out.append((uid, part, f"{title}; about {fmt_bytes(part)} here (split not recorded)"))
+            out.append((uid, part, f"{title}; about {approx_bytes(part)} here (split not recorded)"))
         left -= sum(parts)
     if left > 0:
         out.append(("", left, f"{fmt_bytes(left)} reserved by containers not in the assignments"))

@@ -28,3 +28,14 @@ def fmt_nodes(nodes: Optional[Iterable[int]]) -> str:
 def fmt_sizes(sizes: dict[str, int]) -> str:
     """`memory 6Gi, hugepages-2Mi 512Mi`."""
     return ", ".join(f"{resource} {fmt_bytes(size)}" for resource, size in sizes.items()) or "nothing"
+
+
+def approx_bytes(n: int) -> str:
+    """A rounded size for an estimate (`2.9Gi`); exact when a unit states it exactly."""
+    exact = fmt_bytes(n)
+    if not exact.isdigit() or n < 1024:
+        return exact
+    for unit, size in _UNITS:
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return exact
