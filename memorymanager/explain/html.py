@@ -82,8 +82,8 @@ class _Palette:
         return "".join(f".c{i}{{fill:{pod_colour(i)}}}" for i in range(len(self.index)))
 
 
-def _segments(node_id: str, resource: str, node: dict, machine_state: dict,
-              entries: dict, names: dict[str, str]) -> list[tuple[str, int, str]]:
+def _segments(node_id: str, resource: str, node: dict, entries: Optional[dict],
+              names: dict[str, str]) -> list[tuple[str, int, str]]:
     """(pod uid, bytes, title) of each container's memory on this node and resource."""
     table = node["memoryMap"][resource]
     reserved = table.get("reserved", 0)
@@ -149,7 +149,7 @@ def picture_svg(machine_state: Optional[dict], entries: Optional[dict], names: d
                      f'data-system-reserved="{table["systemReserved"]}" data-allocatable="{table["allocatable"]}" '
                      f'data-reserved="{table["reserved"]}" data-free="{table["free"]}">']
 
-            def rect(size: int, cls: str, title: str, style: str = "") -> None:
+            def rect(size: int, cls: str, title: str) -> None:
                 """Stack one segment of `size` bytes on the bar, bottom-up."""
                 nonlocal y
                 if size <= 0:
@@ -160,7 +160,7 @@ def picture_svg(machine_state: Optional[dict], entries: Optional[dict], names: d
                              f"<title>{_e(title)}</title></rect>")
 
             rect(table["systemReserved"], "sr", f"system reserved {fmt_bytes(table['systemReserved'])}")
-            for uid, size, title in _segments(nid, resource, machine_state[nid], machine_state, entries, names):
+            for uid, size, title in _segments(nid, resource, machine_state[nid], entries, names):
                 if uid and uid not in shown:
                     shown.append(uid)
                 rect(size, f"pod c{palette.number(uid)}" if uid else "other", title)
