@@ -88,6 +88,13 @@ def build_hints_part(node: SimulatedNode, pod: Pod, call: HintCall) -> HintsPart
     if policy._skip_pod_level(pod):
         part.note = "pod-level resources are skipped by this kubelet: no hints (no preference)"
         return part
+    if call.container is None and policy._plrm and is_pod_level_resources_set(pod):
+        try:
+            policy.validate_pod_scope_resources(pod)
+        except MemoryManagerError as exc:
+            part.note = f"{exc}: an empty hint list per resource (no NUMA placement possible)"
+            part.consistent = part.hints == {resource: [] for resource in requested}
+            return part
     if policy._plrm and not requested:
         part.note = "nothing requested on this path: no hints (no preference)"
         return part

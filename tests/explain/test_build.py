@@ -145,3 +145,23 @@ def test_non_preferred_tie_and_count_rules() -> None:
         ([2, 3], "same width: the lower mask wins"),
         ([1], "exactly BestNonPreferredAffinityCount = 2 node(s) beats 1"),
     ]
+
+
+def test_pod_level_budget_without_shared_pool() -> None:
+    """KEP-5526: exclusive containers take the whole pod budget, a shared one is left nothing."""
+    node = Node(synthetic_machine(2, 4 * GI),
+                {"memoryManagerPolicy": "Static", "topologyManagerPolicy": "best-effort", "topologyManagerScope": "pod",
+                 "featureGates": {"PodLevelResources": True, "PodLevelResourceManagers": True},
+                 "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]})
+    node.start()
+    from memorymanager.node.api import read_pod
+
+    pod = read_pod({"metadata": {"name": "p"}, "spec": {
+        "resources": {"requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}},
+        "containers": [{"name": "excl", "resources": {"limits": {"cpu": "1", "memory": "2Gi"}}},
+                       {"name": "shared"}]}})
+    e = explain_pod(node.simulated_node, pod)
+    (hints,) = e.hints
+    assert hints.hints == {"memory": []} and hints.consistent
+    assert "leaving no memory for shared containers" in hints.note
+    assert e.merges[0].consistent
