@@ -42,23 +42,37 @@ def _has_positive_cpu_and_memory(limits: Mapping[str, Quantity]) -> bool:
 
 def _classify(requests: dict[str, Quantity], limits: dict[str, Quantity], guaranteed: bool) -> str:
     """The class from summed requests and limits and the per-container Guaranteed flag."""
+    return _classify_explained(requests, limits, guaranteed, "")[0]
+
+
+def _classify_explained(
+    requests: dict[str, Quantity], limits: dict[str, Quantity], guaranteed: bool, not_guaranteed_why: str,
+    guaranteed_why: str = "every container has cpu and memory limits, and requests equal limits",
+) -> tuple[str, str]:
+    """The class and the rule that gave it (`not_guaranteed_why`: why the per-container flag is off)."""
     if not requests and not limits:
-        return BEST_EFFORT
-    if guaranteed:
-        for name, request in requests.items():
-            if name not in limits or limits[name].cmp(request) != 0:
-                guaranteed = False
-                break
-    if guaranteed and len(requests) == len(limits):
-        return GUARANTEED
-    return BURSTABLE
+        return BEST_EFFORT, "no container sets a cpu or memory request or limit"
+    if not guaranteed:
+        return BURSTABLE, not_guaranteed_why
+    for name, request in requests.items():
+        if name not in limits or limits[name].cmp(request) != 0:
+            return BURSTABLE, f"the summed {name} requests differ from the summed {name} limits"
+    if len(requests) == len(limits):
+        return GUARANTEED, guaranteed_why
+    return BURSTABLE, "some resource has a limit but no request"
 
 
 def get_pod_qos(pod: Pod, pod_level_resources_enabled: bool) -> str:
     """"Guaranteed", "Burstable" or "BestEffort" for `pod` (PodLevelResources gate as given)."""
+    return get_pod_qos_explained(pod, pod_level_resources_enabled)[0]
+
+
+def get_pod_qos_explained(pod: Pod, pod_level_resources_enabled: bool) -> tuple[str, str]:
+    """The QoS class and one sentence naming the rule that decided it."""
     requests: dict[str, Quantity] = {}
     limits: dict[str, Quantity] = {}
     guaranteed = True
+    why = ""
     if pod_level_resources_enabled and pod.resources is not None:
         if pod.resources.requests:
             _add_positive(requests, pod.resources.requests)
@@ -66,11 +80,16 @@ def get_pod_qos(pod: Pod, pod_level_resources_enabled: bool) -> str:
             _add_positive(limits, pod.resources.limits)
             if not _has_positive_cpu_and_memory(pod.resources.limits):
                 guaranteed = False
-        return _classify(requests, limits, guaranteed)
+                why = "the pod-level limits lack a positive cpu or memory limit"
+        qos, reason = _classify_explained(requests, limits, guaranteed, why,
+                                          "the pod-level limits set cpu and memory, and requests equal limits")
+        return qos, f"pod-level resources decide: {reason}"
     containers: Iterable = [*pod.containers, *pod.init_containers]
     for container in containers:
         _add_positive(requests, container.resources.requests)
         _add_positive(limits, container.resources.limits)
         if not _has_positive_cpu_and_memory(container.resources.limits):
+            if guaranteed:
+                why = f"container {container.name!r} has no positive cpu and memory limits"
             guaranteed = False
-    return _classify(requests, limits, guaranteed)
+    return _classify_explained(requests, limits, guaranteed, why)

@@ -92,7 +92,7 @@ class StaticPolicy:
         return self.feature_gates.enabled(POD_LEVEL_RESOURCES_GATE)
 
     @property
-    def _pod_level_resource_managers(self) -> bool:
+    def pod_level_resource_managers(self) -> bool:
         """PodLevelResourceManagers gate."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE)
 
@@ -101,7 +101,7 @@ class StaticPolicy:
         PodLevelResources is on; with PodLevelResourceManagers on they are handled instead."""
         if not is_pod_level_resources_set(pod):
             return False
-        if self._pod_level_resource_managers:
+        if self.pod_level_resource_managers:
             return not self._pod_level_resources
         return self._pod_level_resources
 
@@ -144,7 +144,7 @@ class StaticPolicy:
         strict_fit = self.feature_gates.enabled(DRIFT_TOLERANCE_GATE)
         expected = self.get_default_machine_state()
         for pod_uid in sorted(assignments):
-            if self._pod_level_resource_managers:
+            if self.pod_level_resource_managers:
                 pod_blocks = state.get_pod_memory_blocks(pod_uid)
                 if pod_blocks:
                     replay_blocks(expected, pod_blocks, pod_uid, "", strict_fit)
@@ -169,10 +169,10 @@ class StaticPolicy:
         if not self._is_guaranteed(pod):
             return None
         try:
-            requested = get_container_requested_resources(pod, container, self._pod_level_resource_managers)
+            requested = get_container_requested_resources(pod, container, self.pod_level_resource_managers)
         except MemoryManagerError:
             return None  # kubelet logs "Failed to get container requested resources"
-        if self._pod_level_resource_managers and not requested:
+        if self.pod_level_resource_managers and not requested:
             return None
         if self._skip_pod_level(pod):
             return None
@@ -192,18 +192,18 @@ class StaticPolicy:
         if not self._is_guaranteed(pod):
             return None
         try:
-            requested = get_pod_requested_resources(pod, self._pod_level_resource_managers)
+            requested = get_pod_requested_resources(pod, self.pod_level_resource_managers)
         except MemoryManagerError:
             return None  # kubelet logs "Failed to get pod requested resources"
         if self._skip_pod_level(pod):
             return None
-        pod_level = self._pod_level_resource_managers and is_pod_level_resources_set(pod)
+        pod_level = self.pod_level_resource_managers and is_pod_level_resources_set(pod)
         if pod_level:
             try:
                 self.validate_pod_scope_resources(pod)
             except MemoryManagerError:
                 return {resource: [] for resource in requested}
-        if self._pod_level_resource_managers and not requested:
+        if self.pod_level_resource_managers and not requested:
             return None
         if pod_level:
             pod_blocks = state.get_pod_memory_blocks(pod.uid)
@@ -213,7 +213,7 @@ class StaticPolicy:
             blocks = state.get_memory_blocks(pod.uid, container.name)
             if blocks is None:
                 continue
-            if self._pod_level_resource_managers:
+            if self.pod_level_resource_managers:
                 try:
                     own = get_container_requested_resources(pod, container, True)
                 except MemoryManagerError:
@@ -278,7 +278,7 @@ class StaticPolicy:
             return  # "Container already present in state, skipping"
 
         hint = self.affinity.get_affinity(pod.uid, container.name)
-        requested = get_container_requested_resources(pod, container, self._pod_level_resource_managers)
+        requested = get_container_requested_resources(pod, container, self.pod_level_resource_managers)
         if not requested:
             return  # "Exclusive memory allocation skipped, container requests no memory resources"
 
@@ -332,7 +332,7 @@ class StaticPolicy:
     def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
         """Release a container's memory (idempotent). With pod-level blocks (KEP-5526), the pod's
         memory is released only when its last container goes."""
-        if self._pod_level_resource_managers:
+        if self.pod_level_resource_managers:
             pod_blocks = state.get_pod_memory_blocks(pod_uid)
             if pod_blocks is not None:
                 state.delete(pod_uid, container_name)
@@ -434,7 +434,7 @@ class StaticPolicy:
 
     def _pod_budget_to_allocate(self, state: State, pod: Any) -> Optional[dict[str, int]]:
         """The pod-level request to allocate, None when the pod is skipped; raises for an empty shared pool."""
-        if not (self._pod_level_resource_managers and self._pod_level_resources):
+        if not (self.pod_level_resource_managers and self._pod_level_resources):
             return None
         if not self._is_guaranteed(pod):
             return None

@@ -8,6 +8,7 @@ container running next to the sidecars started before it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from state.types import HUGEPAGES_PREFIX, MEMORY, is_memory_resource
@@ -116,7 +117,31 @@ def get_pod_requested_resources(pod: Any, pod_level_managers: bool = False) -> d
             result[name] = value
         return result
 
+    return {name: part.total for name, part in pod_request_parts(pod, pod_level_managers).items()}
+
+
+@dataclass(frozen=True)
+class PodRequestPart:
+    """How the pod-scope request of one resource comes about: the app containers' sum plus the
+    sidecars' sum, against the peak of a regular init container (with the sidecars started
+    before it); `total` is the larger. `peak_container` names the init container of the peak."""
+
+    app: int
+    sidecars: int
+    init_peak: int
+    peak_container: Optional[str] = None
+
+    @property
+    def total(self) -> int:
+        """What the Static policy requests for the pod."""
+        return max(self.app + self.sidecars, self.init_peak)
+
+
+def pod_request_parts(pod: Any, pod_level_managers: bool = False) -> dict[str, PodRequestPart]:
+    """Per resource some app container requests, the parts of kubelet's pod-scope request
+    (container requests only: not the pod-level-resources path)."""
     init_peak: dict[str, int] = {}
+    peak_name: dict[str, str] = {}
     sidecar_sum: dict[str, int] = {}
     for container in pod.init_containers:
         for name, size in get_container_requested_resources(pod, container, pod_level_managers).items():
@@ -125,16 +150,17 @@ def get_pod_requested_resources(pod: Any, pod_level_managers: bool = False) -> d
                 sidecar_sum[name] = sidecar_sum.get(name, 0) + size
             elif sidecar_sum.get(name, 0) + size > init_peak[name]:
                 init_peak[name] = sidecar_sum.get(name, 0) + size
+                peak_name[name] = container.name
 
     app_sum: dict[str, int] = {}
     for container in pod.containers:
         for name, size in get_container_requested_resources(pod, container, pod_level_managers).items():
             app_sum[name] = app_sum.get(name, 0) + size
 
-    total: dict[str, int] = {}
-    for name in _ordered(app_sum):
-        total[name] = max(app_sum[name] + sidecar_sum.get(name, 0), init_peak.get(name, 0))
-    return total
+    return {
+        name: PodRequestPart(app_sum[name], sidecar_sum.get(name, 0), init_peak.get(name, 0), peak_name.get(name))
+        for name in _ordered(app_sum)
+    }
 
 
 def first_container_name(pod: Any) -> Optional[str]:

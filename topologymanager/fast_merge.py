@@ -80,12 +80,7 @@ def fast_merge_hints(
     if any(len(hints) == 0 for hints in hint_lists):
         return TopologyHint(default, False)  # no combination at all
 
-    uses_distance = prefer_closest and policy_name != POLICY_SINGLE_NUMA_NODE
-
-    def fitter_key(mask: int) -> tuple:
-        """Smaller is fitter: fewer nodes, then lower average distance, then lower value."""
-        distance = numa_info.calculate_average_for(mask) if uses_distance else 0.0
-        return (mask.bit_count(), distance, mask)
+    fitter_key = fitter_key_for(numa_info, policy_name, prefer_closest)
 
     preferred = preferred_candidates(default, hint_lists)
     if preferred:
@@ -129,14 +124,32 @@ def best_non_preferred(produced: set[int], best_count: int, fitter_key) -> int:
     `best_count` is BestNonPreferredAffinityCount (B): exactly B nodes if possible,
     else the most nodes below B, else the fewest above B; ties to the fitter mask.
     """
-    at_best = [m for m in produced if m.bit_count() == best_count]
-    if at_best:
-        return min(at_best, key=fitter_key)
-    below = [m for m in produced if m.bit_count() < best_count]
-    if below:
-        most = max(m.bit_count() for m in below)
-        return min((m for m in below if m.bit_count() == most), key=fitter_key)
-    return min(produced, key=fitter_key)
+    return min(produced, key=lambda mask: (non_preferred_rank(mask, best_count), fitter_key(mask)))
+
+
+def fitter_key_for(numa_info: NUMAInfo, policy_name: str, prefer_closest: bool):
+    """The key by which a merged mask is fitter than another (smaller is fitter): fewer nodes,
+    then lower average distance (prefer-closest, not single-numa-node), then lower value.
+    kubelet's compareNumaAffinityMasks, as a sort key."""
+    uses_distance = prefer_closest and policy_name != POLICY_SINGLE_NUMA_NODE
+
+    def fitter_key(mask: int) -> tuple[int, float, int]:
+        """(node count, average distance or 0, mask value)."""
+        distance = numa_info.calculate_average_for(mask) if uses_distance else 0.0
+        return (mask.bit_count(), distance, mask)
+
+    return fitter_key
+
+
+def non_preferred_rank(mask: int, best_count: int) -> tuple[int, int]:
+    """Where a non-preferred merged mask stands before fitness is compared (smaller wins):
+    (0, 0) exactly `best_count` nodes; (1, -count) fewer (the most nodes first); (2, 0) more."""
+    count = mask.bit_count()
+    if count == best_count:
+        return (0, 0)
+    if count < best_count:
+        return (1, -count)
+    return (2, 0)
 
 
 def produced_masks(nodes: Sequence[int], default: int, hint_lists: Sequence[Sequence[TopologyHint]]) -> set[int]:

@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(YAML comments are lost except the block at the top of the file)",
     )
     run.add_argument("--in-place", action="store_true", help="with --record: overwrite the scenario files")
+    run.add_argument("--html", metavar="REPORT", help="also write a self-contained HTML picture of every step")
     run.add_argument(
         "--merge", choices=("fast", "reference"), default="fast",
         help="topology manager merge: the production one (fast) or the plain cross product (reference)",
@@ -70,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     machine = commands.add_parser("machine", help="this machine's NUMA topology as cadvisor reports it")
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
     machine.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON")
+
+    from memorymanager.cli import explain_cmd
+
+    explain_cmd.add_parser(commands)
     return parser
 
 
@@ -93,6 +98,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             out.flush()
 
     report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
+    if args.html:
+        from memorymanager.explain.html import write_report
+
+        write_report(args.paths, args.html, merge_fn)
     if args.json:
         write_json(report, out)
     else:
@@ -176,6 +185,10 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
             return cmd_run(args, out)
         if args.command == "checkpoint":
             return cmd_checkpoint(args, out)
+        if args.command == "explain":
+            from memorymanager.cli import explain_cmd
+
+            return explain_cmd.run(args, out, err)
         return cmd_machine(args, out)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=err)

@@ -269,6 +269,15 @@ class SimulatedNode:
 
     # ----- pods -----
 
+    def assume_running(self, pods: list[Pod]) -> None:
+        """Pods already running on the node (a live node's checkpoint): active, with their
+        containers created, as kubelet's pod sources and container runtime report them at start."""
+        for pod in pods:
+            self._admitted[pod.uid] = pod
+            self._known[pod.uid] = pod
+            for container in pod.all_containers():
+                self._containers[container_id(pod, container.name)] = (pod.uid, container.name)
+
     def active_pods(self) -> list[Pod]:
         """kubelet's activePods: admitted pods not removed, plus the pod of the current operation."""
         pods = [p for uid, p in self._admitted.items() if self._current is None or uid != self._current.uid]

@@ -1,0 +1,115 @@
+"""`memorymanager explain`: why a pod lands where it does, or is refused.
+
+    memorymanager explain SCENARIO [--step N] [--format text|json|html] [-o FILE]
+    memorymanager explain --node ROOT POD [--kubelet-config FILE] [--hints FILE] [--format ...] [-o FILE]
+
+The first form explains every `admit` and `hints` step of a scenario (or step N); the
+second explains one pod on a live node, read-only (see memorymanager/explain/live.py).
+Exit 0 on success; 2 on bad input (the message names the file, the path and the reason).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, TextIO
+
+FORMATS = ("text", "json", "html")
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register `explain` with the top-level command parser."""
+    p = commands.add_parser("explain", help="explain why kubelet admits a pod where it does, or refuses it")
+    p.add_argument("path", metavar="SCENARIO_OR_POD",
+                   help="a scenario file; with --node, a v1 Pod manifest (YAML or JSON)")
+    p.add_argument("--step", type=int, metavar="N", help="explain only step N (an admit or hints step)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or html")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--node", metavar="ROOT",
+                   help="explain the pod on a live node under ROOT (/ for this machine), read-only")
+    p.add_argument("--kubelet-config", metavar="FILE",
+                   help="with --node: the KubeletConfiguration (default ROOT/var/lib/kubelet/config.yaml)")
+    p.add_argument("--hints", metavar="FILE",
+                   help="with --node: other providers' hints, {container: {resource: [hint]}} or {resource: [hint]}")
+
+
+class ExplainError(Exception):
+    """Bad arguments or input for explain; str() names what and why."""
+
+
+def _render_scenario(args: argparse.Namespace, color: bool) -> str:
+    """The scenario form's output in the chosen format."""
+    from memorymanager.explain.jsondoc import dumps, scenario_document
+    from memorymanager.explain.walk import EXPLAINED_OPS, walk_scenario
+    from memorymanager.runner.scenario import load_scenario
+
+    scenario = load_scenario(args.path)  # ScenarioError: file: path: reason
+    if args.step is not None:
+        steps = {s.index: s for s in scenario.steps}
+        if args.step not in steps:
+            raise ExplainError(f"{args.path}: --step {args.step}: the scenario has steps 0 to {len(scenario.steps) - 1}")
+        if steps[args.step].op not in EXPLAINED_OPS:
+            raise ExplainError(f"{args.path}: steps[{args.step}]: a {steps[args.step].op} step; "
+                               "only admit and hints steps are explained")
+    view = walk_scenario(scenario, args.step)
+    if args.format == "json":
+        return dumps(scenario_document(view, args.step))
+    if args.format == "html":
+        from memorymanager.explain.html import render_report
+
+        if args.step is not None:
+            view.steps = [s for s in view.steps if s.index == args.step]
+        return render_report([view], title=f"memorymanager explain {args.path}")
+    from memorymanager.explain.text import scenario_text, step_lines
+
+    if args.step is not None:
+        return "\n".join(step_lines(next(s for s in view.steps if s.index == args.step), color)) + "\n"
+    return scenario_text(view, color)
+
+
+def _render_node(args: argparse.Namespace, color: bool) -> str:
+    """The live-node form's output in the chosen format."""
+    from memorymanager.explain.live import explain_on_node
+
+    kept: dict = {}
+    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept)
+    if args.format == "json":
+        from memorymanager.explain.jsondoc import dumps, node_document
+
+        return dumps(node_document(args.node, explanation))
+    if args.format == "html":
+        from memorymanager.explain.html import render_explanation_page
+
+        return render_explanation_page(explanation, f"memorymanager explain --node {args.node} {args.path}",
+                                       kept.get("machine_state"), kept.get("entries"), kept.get("names"))
+    from memorymanager.explain.text import explanation_lines
+
+    return "\n".join(explanation_lines(explanation, color)) + "\n"
+
+
+def run(args: argparse.Namespace, out: TextIO, err: Optional[TextIO] = None) -> int:
+    """Carry out `explain`; bad input prints one line and exits 2."""
+    from kubeinputs.errors import InputError
+
+    err = err or sys.stderr
+    if args.node is None and (args.kubelet_config or args.hints):
+        print("memorymanager: error: --kubelet-config and --hints need --node", file=err)
+        return 2
+    if args.node is not None and args.step is not None:
+        print("memorymanager: error: --step applies to scenarios, not to --node", file=err)
+        return 2
+    color = args.output is None and args.format == "text" and hasattr(out, "isatty") and out.isatty()
+    try:
+        text = _render_node(args, color) if args.node is not None else _render_scenario(args, color)
+    except (ExplainError, InputError) as exc:
+        print(f"memorymanager: error: {exc}", file=err)
+        return 2
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            print(f"memorymanager: error: {args.output}: cannot write: {exc.strerror}", file=err)
+            return 2
+    else:
+        out.write(text)
+    return 0

@@ -1,0 +1,152 @@
+"""Parts 4 and 5 of an explanation: the decision (with one sentence of why) and the allocation
+(bytes taken per node around each real Allocate, re-used init-container memory, machine states)."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from kubeinputs.pod import Pod
+from memorymanager.explain.merge_part import INJECTED
+from memorymanager.explain.model import (
+    AllocationPart,
+    ContainerAllocation,
+    Decision,
+    Explanation,
+    HintsPart,
+    MergePart,
+    Take,
+)
+from memorymanager.explain.taps import AllocateCall
+from memorymanager.explain.units import fmt_nodes, fmt_sizes
+from memorymanager.node.simulated_node import SimulatedNode
+from memorymanager.node.render import blocks_to_obj, machine_state_to_obj
+from state.types import NUMANodeMap
+from topologymanager import bitmask
+from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
+
+def _mm_part(explanation: Explanation, target: str) -> Optional[HintsPart]:
+    """The memory manager's hints part for a container (or the pod)."""
+    return next((h for h in explanation.hints if h.target == target), None)
+
+
+def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outcome: Any) -> Decision:
+    """Part 4: kubelet's answer, and one sentence of why."""
+    decision = Decision(outcome.admit, outcome.reason, outcome.message, "")
+    refused = next((m for m in explanation.merges if not m.admit), None)
+    if refused is not None:
+        decision.why = _refusal_sentence(explanation, refused)
+    elif not outcome.admit:
+        merged = explanation.merges[-1] if explanation.merges else None
+        hints = _mm_part(explanation, merged.target) if merged else None
+        where = f" ({_where(merged.winner['numaAffinity'])})" if merged else ""
+        decision.why = f"the topology manager accepted the merged hint{where}, but the memory manager's Allocate refused"
+        if hints is not None and hints.path == "calculated" and not hints.hints:
+            decision.why = (f"no NUMA mask can hold {fmt_sizes(hints.requested)} for {hints.target}: the memory "
+                            f"manager gave no hints, which the merge reads as no preference, and then Allocate "
+                            f"found no NUMA nodes with enough memory")
+    else:
+        placed = []
+        for merge in explanation.merges:
+            nodes = merge.winner["numaAffinity"]
+            pref = "preferred" if merge.winner["preferred"] else "not preferred"
+            placed.append(f"{merge.target} aligned on {_where(nodes)} ({pref})")
+        pinned = any(ask.requested and not ask.note for ask in explanation.asked.containers)
+        if placed:
+            decision.why = "admitted: " + "; ".join(placed)
+        elif pinned:
+            decision.why = ("admitted: topology manager policy none admits every pod and stores no hint, so "
+                            "Allocate places each container on the memory manager's default hint "
+                            "(its best hint)")
+        else:
+            decision.why = "admitted: topology manager policy none admits every pod; no memory is pinned for it"
+        if any(m.winner["preferred"] is False and m.path != "policy-none" for m in explanation.merges):
+            decision.why += "; best-effort admits a hint that is not preferred"
+    return decision
+
+
+def _where(nodes: Optional[list[int]]) -> str:
+    """`any node`, `node 1`, `nodes 0-1`."""
+    return "any node" if nodes is None else f"node{'s' if len(nodes) > 1 else ''} {fmt_nodes(nodes)}"
+
+
+def _refusal_sentence(explanation: Explanation, merge: MergePart) -> str:
+    """One sentence on why the topology manager refused the merged hint, from the parts already built."""
+    hints = _mm_part(explanation, merge.target)
+    asked = fmt_sizes(hints.requested) if hints and hints.requested else "its request"
+    preferred_masks = [r.nodes for r in (hints.masks if hints else []) if r.preferred]
+    if merge.policy == POLICY_SINGLE_NUMA_NODE and hints and hints.preferred_width and hints.preferred_width > 1:
+        fits = next((r.nodes for r in hints.masks if r.preferred), None)
+        tail = f"; the narrowest fit is nodes {fmt_nodes(fits)}, which single-numa-node refuses" if fits else ""
+        return f"no single NUMA node can hold {asked} for {merge.target}{tail}"
+    if hints and hints.path == "calculated" and hints.masks and not any(r.hint for r in hints.masks) and \
+            not hints.omitted.get("hint"):
+        return f"no NUMA mask has {asked} free for {merge.target}"
+    narrow_failed = [r for r in (hints.masks if hints else [])
+                     if hints.preferred_width and len(r.nodes) == hints.preferred_width and not r.hint]
+    if hints and hints.path == "calculated" and not preferred_masks and narrow_failed:
+        reasons = "; ".join(f"{fmt_nodes(r.nodes)}: {r.verdict}" for r in narrow_failed[:3])
+        return (f"no mask of {hints.preferred_width} node(s) can take {asked} for {merge.target} ({reasons}); "
+                f"the merged hint {fmt_nodes(merge.winner['numaAffinity'])} is wider, so not preferred, and "
+                f"{merge.policy} admits only a preferred hint")
+    others = [pl for pl in merge.lists if pl.provider == INJECTED and pl.resource != "(no preference)"]
+    if others and preferred_masks:
+        other_text = "; ".join(
+            f"{pl.resource} prefers {', '.join(fmt_nodes(h['numaAffinity']) for h in pl.filtered if h['preferred']) or 'nothing'}"
+            for pl in others)
+        mem = ", ".join(fmt_nodes(m) for m in preferred_masks)
+        return (f"memory fits {merge.target} on node(s) {mem}, but {other_text}: no mask is preferred by every "
+                f"provider, and {merge.policy} admits only a preferred hint")
+    return (f"the best merged hint for {merge.target}, {fmt_nodes(merge.winner['numaAffinity'])}, is not preferred, "
+            f"and {merge.policy} admits only a preferred hint")
+
+
+def _mask_note(stored: Optional[dict], nodes: list[int]) -> str:
+    """How Allocate's mask relates to the stored hint: kept, the default hint, or extended."""
+    if not nodes:
+        return ""
+    if stored is None:
+        return f"no stored hint: Allocate takes the memory manager's default hint, {fmt_nodes(nodes)}"
+    wanted = stored["numaAffinity"]
+    if wanted is None:
+        return (f"the stored hint names any node: Allocate takes the memory manager's default hint (its best "
+                f"hint), {fmt_nodes(nodes)}")
+    if wanted != nodes:
+        return (f"the stored hint {fmt_nodes(wanted)} has too little free memory: Allocate extends it to "
+                f"{fmt_nodes(nodes)}, the best memory hint that contains it")
+    return ""
+
+
+def build_allocation(node: SimulatedNode, pod: Pod, calls: list[AllocateCall], before: NUMANodeMap,
+                     merges: Optional[list[MergePart]] = None) -> AllocationPart:
+    """Part 5: per Allocate call the nodes, the bytes taken per node (lowest first), the re-used init memory."""
+    mm = node.memory_manager
+    stored = {m.target: m.winner for m in merges or []}
+    containers: list[ContainerAllocation] = []
+    for call in calls:
+        blocks = call.blocks
+        taken: list[Take] = []
+        for node_id in sorted(call.before):
+            old = call.before[node_id]
+            new = (call.after or {}).get(node_id)
+            if old is None or new is None:
+                continue
+            for resource, table in (old.memory_map or {}).items():
+                after = (new.memory_map or {}).get(resource)
+                if table is not None and after is not None and after.reserved > table.reserved:
+                    taken.append(Take(node_id, resource, after.reserved - table.reserved))
+        nodes = sorted({n for b in blocks or [] for n in (b.numa_affinity or [])})
+        reused: dict[str, int] = {}
+        if nodes and call.reusable_before is not None and call.container is not None:
+            mask = bitmask.new_bitmask(*nodes)
+            for block in blocks or []:
+                amount = call.reusable_before.get(pod.uid, mask, block.type)
+                if amount:
+                    reused[block.type] = min(amount, block.size)
+        # cpuset.mems: GetMemoryNUMANodes when the container is created, right after its Allocate.
+        hint = stored.get(call.target, stored.get("pod"))
+        note = _mask_note(hint, nodes) if taken or reused else ""
+        containers.append(ContainerAllocation(call.target, nodes, blocks_to_obj(list(blocks or [])) or [],
+                                              taken, reused, fmt_nodes(nodes) if nodes else "", call.error, note))
+    blocks_after = {c.name: blocks_to_obj(list(mm.get_memory(pod.uid, c.name))) if mm.get_memory(pod.uid, c.name)
+                    is not None else None for c in pod.all_containers()}
+    return AllocationPart(containers, blocks_after, machine_state_to_obj(before),
+                          machine_state_to_obj(mm.state().get_machine_state()))

@@ -1,0 +1,234 @@
+"""The explanation as terminal text: five numbered parts, readable at 100 columns.
+
+Colour (bold headings, green/red verdicts) only when asked for (`color=True`, which the
+command sets when standard output is a TTY). Byte counts are exact (`3996Mi`, never
+rounded); masks are written like cpusets (`0-1`), preferred hints with a `*`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from memorymanager.explain.model import Explanation, HintsPart, MergePart, ScenarioView, StepView
+from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
+
+WIDTH = 100
+
+
+class _Style:
+    """ANSI styles, or nothing."""
+
+    def __init__(self, color: bool) -> None:
+        """Colour on or off."""
+        self.color = color
+
+    def _wrap(self, code: str, text: str) -> str:
+        """Text in an ANSI style, when colour is on."""
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def head(self, text: str) -> str:
+        """Bold."""
+        return self._wrap("1", text)
+
+    def good(self, text: str) -> str:
+        """Green."""
+        return self._wrap("32", text)
+
+    def bad(self, text: str) -> str:
+        """Red."""
+        return self._wrap("31", text)
+
+
+MAX_HINTS_SHOWN = 12
+
+
+def _hint_list(hints: Optional[list[dict]]) -> str:
+    """`0* 1* 0-1` (`*` = preferred); long lists show their first hints and a count."""
+    if hints is None:
+        return "no preference"
+    if not hints:
+        return "[] (no placement possible)"
+    words = [fmt_nodes(h["numaAffinity"]) + ("*" if h["preferred"] else "") for h in hints]
+    if len(words) <= MAX_HINTS_SHOWN:
+        return " ".join(words)
+    preferred = sum(1 for h in hints if h["preferred"])
+    return (" ".join(words[:MAX_HINTS_SHOWN]) + f" ... ({len(words)} hints, {preferred} preferred)")
+
+
+_ANSI = re.compile(r"\033\[[0-9;]*m")
+
+
+def _visible(text: str) -> int:
+    """The width of text on a terminal (ANSI styles take no room)."""
+    return len(_ANSI.sub("", text))
+
+
+def _clip(text: str, indent: int) -> list[str]:
+    """Wrap a long line at spaces to WIDTH columns, continuation lines indented further."""
+    words, lines, line = text.split(" "), [], " " * indent
+    for word in words:
+        if _visible(line) + _visible(word) + 1 > WIDTH and line.strip():
+            lines.append(line.rstrip())
+            line = " " * (indent + 4)
+        line += word + " "
+    lines.append(line.rstrip())
+    return lines
+
+
+def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
+    """Part 2 for one hint call: path, mask table, the hints returned."""
+    lines = _clip(f"{part.target}: {part.path} - {part.note}", 3)
+    resources = list(part.requested)
+    if part.masks:
+        header = f"     {'nodes':<8}" + "".join(f"{r + ' free/alloc':<26}" for r in resources) + "verdict"
+        lines.append(header)
+        for row in part.masks:
+            cells = "".join(
+                f"{fmt_bytes(row.free.get(r, 0)) + ' / ' + fmt_bytes(row.allocatable.get(r, 0)):<26}" for r in resources
+            )
+            verdict = s.good(row.verdict) if row.hint else row.verdict
+            line = f"     {fmt_nodes(row.nodes):<8}{cells}"
+            if len(line) + len(row.verdict) > WIDTH:
+                lines.append(line.rstrip())
+                line = " " * 13
+            lines.append(f"{line}{verdict}")
+        if part.omitted:
+            rest = ", ".join(f"{count} failing the {kind} check" if kind != "hint" else f"{count} further hints"
+                             for kind, count in part.omitted.items())
+            lines.append(f"     ... not listed: {rest}")
+    if part.hints is not None:
+        for resource, hints in part.hints.items():
+            lines.append(f"     hints {resource}: {_hint_list(hints)}")
+    elif part.path != "none" or part.note:
+        lines.append("     hints: none (no preference)")
+    if not part.consistent:
+        lines.append(s.bad("     warning: the recomputed hints differ from the manager's (please report)"))
+    return lines
+
+
+def _merge_lines(part: MergePart, s: _Style) -> list[str]:
+    """Part 3 for one merge: the lists, the result and its rule, the rivals, the admit rule."""
+    if part.path == "policy-none":
+        return _clip(f"{part.target}: {part.rule}", 3)
+    lines = [f"   {part.target}: {len(part.lists)} list(s), {part.combinations:,} combination(s) kubelet would walk"
+             + (", prefer-closest-numa-nodes" if part.prefer_closest else "")]
+    for pl in part.lists:
+        shown = _hint_list(pl.filtered)
+        dropped = "" if pl.filtered == pl.hints else f"   (before the filter: {_hint_list(pl.hints)})"
+        lines.extend(_clip(f"{pl.provider} {pl.resource}: {shown}{dropped}", 5))
+    if part.single_numa_note:
+        lines.extend(_clip(part.single_numa_note, 5))
+    winner = fmt_nodes(part.winner["numaAffinity"]) + (" preferred" if part.winner["preferred"] else " not preferred")
+    lines.extend(_clip(f"merged: {s.head(winner)} - {part.rule}", 5))
+    for rival in part.rivals:
+        lines.extend(_clip(f"beats {fmt_nodes(rival.nodes)}{'*' if rival.preferred else ''}: {rival.rule}", 7))
+    verdict = s.good(part.admit_rule) if part.admit else s.bad(part.admit_rule)
+    lines.append(f"     {verdict}")
+    if not part.consistent:
+        lines.append(s.bad("     warning: the recomputed merge differs from the policy's (please report)"))
+    return lines
+
+
+def _state_lines(before: Optional[dict], after: Optional[dict]) -> list[str]:
+    """Free bytes per node and resource before and after, with allocatable, cells and assignments."""
+    lines = [f"     {'node':<5}{'resource':<16}{'free before':>14}{'free after':>14}{'allocatable':>14}   cells, assignments"]
+    for node_id, node in sorted((after or {}).items(), key=lambda kv: int(kv[0])):
+        old = (before or {}).get(node_id) or {}
+        for resource, table in (node.get("memoryMap") or {}).items():
+            was = ((old.get("memoryMap") or {}).get(resource) or {}).get("free")
+            lines.append(
+                f"     {node_id:<5}{resource:<16}{fmt_bytes(was) if was is not None else '-':>14}"
+                f"{fmt_bytes(table['free']):>14}{fmt_bytes(table['allocatable']):>14}"
+                f"   {fmt_nodes(node.get('cells') or [])}, {node.get('numberOfAssignments', 0)}"
+            )
+    return lines
+
+
+def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
+    """The five parts of one explanation."""
+    s = _Style(color)
+    if e.error:
+        return [s.bad(e.error)]
+    a = e.asked
+    lines = [s.head("1. What is asked")]
+    lines.extend(_clip(f"pod {a.pod}: QoS {a.qos} ({a.qos_reason})", 3))
+    lines.append(f"   memory manager {a.memory_policy}, topology manager {a.topology_policy}, scope {a.scope}")
+    for ask in a.containers:
+        note = f" - {ask.note}" if ask.note else ""
+        lines.extend(_clip(f"{ask.name} ({ask.kind}): {fmt_sizes(ask.requested)}{note}", 3))
+    for part in a.pod_parts:
+        peak = f" ({part.peak_container})" if part.peak_container else ""
+        lines.append(f"     {part.resource}: max(app {fmt_bytes(part.app)} + sidecars {fmt_bytes(part.sidecars)}, "
+                     f"init peak {fmt_bytes(part.init_peak)}{peak}) = {fmt_bytes(part.total)}")
+    lines.append(s.head("2. The memory manager's hints"))
+    for part in e.hints:
+        lines.extend(_hints_lines(part, s))
+    if not e.hints:
+        lines.append("   not asked: the topology manager " + (
+            "policy none asks no hint provider" if e.asked.topology_policy == "none" else "asked no hints"))
+    if e.op == "hints":
+        lines.append("   (a hints step: nothing is merged, decided or allocated)")
+        return lines
+    lines.append(s.head("3. The merge"))
+    for part in e.merges:
+        lines.extend(_merge_lines(part, s))
+    if not e.merges:
+        lines.append("   no merge: topology manager policy none admits every pod without hints")
+    d = e.decision
+    lines.append(s.head("4. The decision"))
+    if d.admitted:
+        lines.append("   " + s.good("admitted"))
+    else:
+        lines.extend(s.bad(line) for line in _clip(f"rejected: {d.reason}: {d.message}", 3))
+    lines.extend(_clip(d.why, 3))
+    lines.append(s.head("5. The allocation"))
+    alloc = e.allocation
+    if e.asked.memory_policy != "Static":
+        lines.append(f"   memory manager policy {e.asked.memory_policy}: no memory is assigned and no machine state kept")
+        return lines
+    for c in alloc.containers:
+        if not c.blocks and not c.error and not c.taken:
+            lines.append(f"   {c.name}: nothing to allocate")
+            continue
+        takes = ", ".join(f"{fmt_bytes(t.size)} {t.resource} from node {t.node}" for t in c.taken) or "nothing new"
+        reuse = f"; re-uses init-container memory: {fmt_sizes(c.reused)}" if c.reused else ""
+        err = f"; refused: {c.error}" if c.error else ""
+        err += f"; {c.note}" if c.note else ""
+        nodes = fmt_nodes(c.nodes) if c.nodes else "-"
+        lines.extend(_clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}", 3))
+    if not alloc.containers:
+        lines.append("   nothing allocated")
+    held = []
+    kinds = {ask.name: ask.kind for ask in e.asked.containers}
+    for name, blocks in alloc.blocks_after.items():
+        text = "; ".join(f"{b['type']} {fmt_bytes(b['size'])} on {fmt_nodes(b['numaAffinity'])}" for b in blocks or [])
+        if not text and kinds.get(name) == "init" and alloc.containers:
+            text = "nothing (a finished init container is released when a later container is created)"
+        held.append(f"{name}: {text or 'nothing'}")
+    if alloc.containers and d.admitted:
+        lines.extend(_clip("after the containers are created, they hold: " + ", ".join(held), 3))
+    lines.append("   machine state:")
+    lines.extend(_state_lines(alloc.before, alloc.after))
+    return lines
+
+
+def step_lines(view: StepView, color: bool = False) -> list[str]:
+    """One step's heading and explanation."""
+    s = _Style(color)
+    status = "" if view.status == "passed" else "  " + s.bad("[expectation failed]")
+    lines = [s.head(f"== step {view.index}: {view.title}") + status]
+    for failure in view.failures:
+        lines.append(s.bad(f"   expected {failure['path']} = {failure['expected']!r}, got {failure['actual']!r}"))
+    if view.explanation is not None:
+        lines.extend(explanation_lines(view.explanation, color))
+    return lines
+
+
+def scenario_text(view: ScenarioView, color: bool = False) -> str:
+    """Every explained step of a scenario."""
+    lines = [view.file, view.name]
+    for step in view.steps:
+        if step.explanation is not None:
+            lines.append("")
+            lines.extend(step_lines(step, color))
+    return "\n".join(lines) + "\n"

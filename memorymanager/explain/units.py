@@ -1,0 +1,41 @@
+"""Exact, short byte counts and NUMA masks for humans (`6Gi`, `100Mi`, `1536Ki`, `12345`; `0-1`, `0,2`)."""
+from __future__ import annotations
+
+from typing import Iterable, Optional
+
+from kubeinputs.cpuset import cpuset_string
+
+_UNITS = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
+
+
+def fmt_bytes(n: int) -> str:
+    """The largest binary unit that states `n` exactly (never rounded), else plain bytes."""
+    if n == 0:
+        return "0"
+    for unit, size in _UNITS:
+        if n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def fmt_nodes(nodes: Optional[Iterable[int]]) -> str:
+    """A NUMA mask as kubelet's cpuset-style list (`0-1`, `0,2`); `any` for the nil affinity."""
+    if nodes is None:
+        return "any"
+    return cpuset_string(sorted(nodes)) or "-"
+
+
+def fmt_sizes(sizes: dict[str, int]) -> str:
+    """`memory 6Gi, hugepages-2Mi 512Mi`."""
+    return ", ".join(f"{resource} {fmt_bytes(size)}" for resource, size in sizes.items()) or "nothing"
+
+
+def approx_bytes(n: int) -> str:
+    """A rounded size for an estimate (`2.9Gi`); exact when a unit states it exactly."""
+    exact = fmt_bytes(n)
+    if not exact.isdigit() or n < 1024:
+        return exact
+    for unit, size in _UNITS:
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return exact

@@ -1,0 +1,137 @@
+"""The HTML report: self-contained, one bar group per NUMA node per step, machine-state bytes, size."""
+from __future__ import annotations
+
+import re
+import time
+from html.parser import HTMLParser
+
+from kubeinputs.synthetic_machine import synthetic_machine
+from memorymanager.explain.html import render_report
+from memorymanager.explain.walk import walk_scenario
+from memorymanager.runner.scenario import Scenario, parse_scenario
+from tests.explain.helpers import walk
+
+GI = 1 << 30
+
+
+class BarCollector(HTMLParser):
+    """Per step (details data-step): the numa-node groups and their bars' data attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps: dict[int, dict[str, list[dict]]] = {}
+        self.step = None
+        self.node = None
+        self.pod_rects = 0
+        self.failed_steps: list[int] = []
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        a = dict(attrs)
+        if tag == "details":
+            self.step = int(a["data-step"])
+            self.steps[self.step] = {}
+            if "failed" in a.get("class", ""):
+                self.failed_steps.append(self.step)
+        elif tag == "g" and a.get("class") == "numa-node":
+            self.node = a["data-node"]
+            self.steps[self.step][self.node] = []
+        elif tag == "g" and a.get("class") == "bar":
+            self.steps[self.step][self.node].append(a)
+        elif tag == "rect" and a.get("class", "").startswith("pod "):
+            self.pod_rects += 1
+
+
+def collect(page: str) -> BarCollector:
+    parser = BarCollector()
+    parser.feed(page)
+    return parser
+
+
+def assert_bars_match(parser: BarCollector, view) -> None:
+    for step in view.steps:
+        nodes = parser.steps[step.index]
+        assert sorted(nodes, key=int) == sorted(step.machine_state or {}, key=int)
+        for node_id, bars in nodes.items():
+            tables = step.machine_state[node_id]["memoryMap"]
+            assert sorted(b["data-resource"] for b in bars) == sorted(tables)
+            for bar in bars:
+                table = tables[bar["data-resource"]]
+                assert int(bar["data-free"]) == table["free"]
+                assert int(bar["data-reserved"]) == table["reserved"]
+                assert int(bar["data-system-reserved"]) == table["systemReserved"]
+                assert int(bar["data-total"]) == table["total"]
+
+
+def test_tutorial_page_bars_hold_the_machine_state() -> None:
+    view = walk("tutorial/002-spread-over-a-group.yaml")
+    page = render_report([view])
+    parser = collect(page)
+    assert_bars_match(parser, view)
+    assert parser.pod_rects == 2  # the 6Gi block on node 0 and on node 1
+    assert "group 0-1" in page
+    assert not re.search(r"""(src|href)=["']?https?:""", page)  # nothing from the network
+
+
+def test_failed_expectation_is_highlighted(tmp_path) -> None:
+    doc = {"name": "wrong", "machine": {"num_cores": 2, "memory_capacity": 8 * GI,
+                                        "topology": [{"node_id": 0, "memory": 4 * GI}, {"node_id": 1, "memory": 4 * GI}]},
+           "kubelet": {"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]},
+           "steps": [{"admit": {"metadata": {"name": "p"}, "spec": {"containers": [
+               {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}},
+               "expect": {"admitted": False}}]}
+    view = walk_scenario(parse_scenario(doc, str(tmp_path), "wrong.yaml"))
+    parser = collect(render_report([view]))
+    assert parser.failed_steps == [0]
+
+
+def churn_scenario(steps: int) -> Scenario:
+    """`steps` admit/remove steps on 8 NUMA nodes: pods of 1 to 9Gi (some spanning groups)."""
+    machine = {"num_cores": 16, "memory_capacity": 64 * GI,
+               "topology": [{"node_id": i, "memory": 8 * GI} for i in range(8)]}
+    out = []
+    for i in range(steps):
+        if i % 4 == 3:
+            out.append({"remove": {"pod": f"p{i - 2}"}})
+        else:
+            size = 1 + (i * 7) % 9
+            out.append({"admit": {"metadata": {"name": f"p{i}"}, "spec": {"containers": [
+                {"name": "app", "resources": {"limits": {"cpu": "1", "memory": f"{size}Gi"}}}]}}})
+    doc = {"name": "churn", "machine": machine,
+           "kubelet": {"memoryManagerPolicy": "Static", "topologyManagerPolicy": "best-effort",
+                       "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]},
+           "steps": out}
+    return parse_scenario(doc, ".", "churn.yaml")
+
+
+def test_two_hundred_steps_on_eight_nodes_stay_small() -> None:
+    scenario = churn_scenario(200)
+    start = time.perf_counter()
+    view = walk_scenario(scenario)
+    page = render_report([view])
+    elapsed = time.perf_counter() - start
+    size = len(page.encode())
+    parser = collect(page)
+    assert len(parser.steps) == 200
+    assert all(len(nodes) == 8 for nodes in parser.steps.values())
+    assert size < 2_000_000, size
+    assert elapsed < 30, elapsed
+    assert page.count("<details") == 200 and page.count(" open>") <= 3
+
+
+def test_shared_group_is_split_in_proportion_and_says_so() -> None:
+    view = walk("memory/090-group-second-member.yaml")
+    page = render_report([view])
+    last = view.steps[-1]
+    assert "about 2.9Gi here (split not recorded)" in page  # p1's 5Gi share of node 0's 4Gi reserved
+    parser = collect(page)
+    assert_bars_match(parser, view)
+    reserved = sum(int(b["data-reserved"]) for n in parser.steps[last.index].values() for b in n)
+    assert reserved == 7 << 30  # both pods' blocks on the group
+
+
+def test_units() -> None:
+    from memorymanager.explain.units import approx_bytes, fmt_bytes, fmt_nodes
+
+    assert [fmt_bytes(n) for n in (0, 1536 << 10, 3996 << 20, 12345)] == ["0", "1536Ki", "3996Mi", "12345"]
+    assert approx_bytes(3067833782) == "2.9Gi" and approx_bytes(2 << 30) == "2Gi"
+    assert [fmt_nodes(x) for x in ([0, 1], [0, 2, 3], None)] == ["0-1", "0,2-3", "any"]

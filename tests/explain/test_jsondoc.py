@@ -1,0 +1,67 @@
+"""The JSON document: every field documented in docs/explain.md is there, and nothing else."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import fields
+
+from memorymanager.explain import model
+from memorymanager.explain.jsondoc import scenario_document
+from tests.explain.helpers import ROOT, walk
+
+DOC = (ROOT / "docs" / "explain.md").read_text(encoding="utf-8")
+
+
+def documented_tables() -> dict[str, list[str]]:
+    """Section heading -> the field names of its table."""
+    tables: dict[str, list[str]] = {}
+    current = None
+    for line in DOC.splitlines():
+        heading = re.match(r"### `?([A-Za-z ]+?)`?$", line)
+        if heading:
+            current = heading.group(1)
+            tables[current] = []
+        elif current and (m := re.match(r"\| `([a-z_]+)` \|", line)):
+            tables[current].append(m.group(1))
+    return tables
+
+
+def test_every_model_class_is_documented_field_by_field() -> None:
+    tables = documented_tables()
+    for name in ("StepView", "Explanation", "Asked", "ContainerAsk", "PodPart", "HintsPart", "MaskRow",
+                 "MergePart", "ProviderList", "Rival", "Decision", "AllocationPart", "ContainerAllocation", "Take"):
+        cls = getattr(model, name)
+        assert tables[name] == [f.name for f in fields(cls)], name
+
+
+def _keys_of(obj: object, found: dict[str, set[str]], kind: str) -> None:
+    found.setdefault(kind, set()).update(obj.keys())
+
+
+def test_document_has_the_documented_keys() -> None:
+    tables = documented_tables()
+    view = walk("tutorial/004-init-memory-reused.yaml")
+    doc = json.loads(json.dumps(scenario_document(view)))
+    assert list(doc) == tables["Scenario document"]
+    assert doc["schema_version"] == model.SCHEMA_VERSION
+    step = doc["steps"][0]
+    assert list(step) == tables["StepView"]
+    e = step["explanation"]
+    assert list(e) == tables["Explanation"]
+    assert list(e["asked"]) == tables["Asked"]
+    assert list(e["hints"][0]) == tables["HintsPart"]
+    assert list(e["hints"][0]["masks"][0]) == tables["MaskRow"]
+    assert list(e["merges"][0]) == tables["MergePart"]
+    assert list(e["merges"][0]["lists"][0]) == tables["ProviderList"]
+    assert list(e["decision"]) == tables["Decision"]
+    assert list(e["allocation"]) == tables["AllocationPart"]
+    assert list(e["allocation"]["containers"][0]) == tables["ContainerAllocation"]
+    assert list(e["allocation"]["containers"][0]["taken"][0]) == tables["Take"]
+    assert e["allocation"]["containers"][1]["reused"] == {"memory": 2 << 30}
+
+
+def test_only_step_document() -> None:
+    view = walk("tutorial/001-single-node-fit.yaml")
+    doc = scenario_document(view, 1)
+    assert [s["index"] for s in doc["steps"]] == [1]
+    assert doc["steps"][0]["explanation"]["merges"][0]["winner"] == {"numaAffinity": [1], "preferred": True}

@@ -1,0 +1,31 @@
+"""docs/tutorial.md: five walk-throughs, each a passing tutorial scenario whose embedded explain
+output is exactly what the command prints today."""
+from __future__ import annotations
+
+import os
+
+from memorymanager.explain.embed import blocks, command_output
+from memorymanager.runner.execute import run_paths
+from tests.explain.helpers import ROOT, TUTORIAL
+
+PAGE = ROOT / "docs" / "tutorial.md"
+
+
+def test_embedded_outputs_equal_the_command() -> None:
+    found = blocks(PAGE.read_text(encoding="utf-8"))
+    assert len(found) == 5
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # the markers' paths are relative to the repository root
+    try:
+        for args, text in found:
+            assert text.strip(), args
+            assert text == command_output(args), f"docs/tutorial.md is stale for {args}; run python -m memorymanager.explain.embed docs/tutorial.md"
+    finally:
+        os.chdir(cwd)
+    assert sorted({args[0] for args, _ in found}) == sorted(
+        f"fixtures/scenarios/tutorial/{p.name}" for p in TUTORIAL.glob("*.yaml"))
+
+
+def test_tutorial_scenarios_pass() -> None:
+    report = run_paths([str(TUTORIAL)])
+    assert [s.status for s in report.scenarios] == ["passed"] * 5
