@@ -71,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
     machine = commands.add_parser("machine", help="this machine's NUMA topology as cadvisor reports it")
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
     machine.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON")
+
+    from memorymanager.cli import nrt_cmd, podresources_cmd, serve_cmd  # commands with their own modules
+
+    for module in (serve_cmd, podresources_cmd, nrt_cmd):
+        module.add_parser(commands)
     return parser
 
 
@@ -173,6 +178,8 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     except SystemExit as exc:  # --help, --version, usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     try:
+        if hasattr(args, "handler"):  # commands registered by their own modules
+            return args.handler(args, out)
         if args.command == "run":
             return cmd_run(args, out)
         if args.command == "checkpoint":

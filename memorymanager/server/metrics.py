@@ -1,0 +1,370 @@
+"""Prometheus metrics of a simulated node: kubelet's own memory and topology manager metrics,
+plus per-NUMA-node gauges no kubelet exports.
+
+Kubelet's metrics (names, help texts with component-base's `[ALPHA]` prefix, labels and
+buckets as kubelet v1.37 registers them):
+
+- `kubelet_memory_manager_pinning_requests_total` / `..._errors_total`: one per Allocate
+  (or AllocatePod) call of the Static policy for a Guaranteed pod, an error when it failed;
+- `kubelet_topology_manager_admission_requests_total` / `..._errors_total`: one per
+  admission, an error per refused admission;
+- `kubelet_topology_manager_admission_duration_ms`: a histogram of whole milliseconds
+  (kubelet observes `Milliseconds()`, an integer), buckets 0.05 * 2^k, k = 0..14;
+- `kubelet_container_aligned_compute_resources_count` / `..._failure_count`, labels
+  `scope` (container, pod) and `boundary` (numa_node): counted only under the
+  single-numa-node policy, per container (container scope) or per pod (pod scope).
+
+Kubelet counts these inside its managers. Here `KubeletMetrics.attach` wraps the methods of
+one started node's managers (instance attributes only, the classes stay untouched), so the
+managers' code stays free of metrics. Counters belong to one kubelet process: a restart
+starts them again from zero, as kubelet's do.
+
+Our own gauges, modelled on nri-plugins' `mem.node.*` (labels `numa_node`, `resource`):
+`memorymanager_numa_node_capacity_bytes`, `..._allocatable_bytes`, `..._reserved_bytes`
+(assigned to containers), `..._free_bytes`, `..._system_reserved_bytes` and
+`memorymanager_numa_node_containers` (containers with a block of that resource on the node).
+
+The text exposition is written here (format 0.0.4) rather than by prometheus-client's
+`generate_latest`, which would rename the two `_count` counters to `..._count_total`;
+prometheus-client's parser reads it back (the tests do).
+"""
+from __future__ import annotations
+
+import http.server
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from prometheus_client.core import Metric
+
+from topologymanager.policy import is_alignment_guaranteed
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+DURATION_BUCKETS: tuple[float, ...] = tuple(0.05 * 2 ** k for k in range(15))
+SCOPES = ("container", "pod")
+BOUNDARY_NUMA = "numa_node"
+
+# name -> (type, help) of kubelet's metrics (help texts as kubelet prints them).
+KUBELET_METRICS: dict[str, tuple[str, str]] = {
+    "kubelet_memory_manager_pinning_requests_total": (
+        "counter", "[ALPHA] The number of memory pages allocations which required pinning."),
+    "kubelet_memory_manager_pinning_errors_total": (
+        "counter", "[ALPHA] The number of memory pages allocations which required pinning that failed."),
+    "kubelet_topology_manager_admission_requests_total": (
+        "counter", "[ALPHA] The number of admission requests where resources have to be aligned."),
+    "kubelet_topology_manager_admission_errors_total": (
+        "counter", "[ALPHA] The number of admission request failures where resources could not be aligned."),
+    "kubelet_topology_manager_admission_duration_ms": (
+        "histogram", "[ALPHA] Duration in milliseconds to serve a pod admission request."),
+    "kubelet_container_aligned_compute_resources_count": (
+        "counter", "[ALPHA] Cumulative number of aligned compute resources allocated to containers by alignment type."),
+    "kubelet_container_aligned_compute_resources_failure_count": (
+        "counter", "[ALPHA] Cumulative number of failures to allocate aligned compute resources to containers "
+        "by alignment type."),
+}
+
+NUMA_GAUGES: dict[str, str] = {
+    "memorymanager_numa_node_capacity_bytes": "Memory of this type on the NUMA node (the memory manager's total).",
+    "memorymanager_numa_node_allocatable_bytes": "Allocatable memory: capacity minus the reserved memory.",
+    "memorymanager_numa_node_system_reserved_bytes": "Memory reserved for the system (reservedMemory).",
+    "memorymanager_numa_node_reserved_bytes": "Memory the memory manager assigned to containers.",
+    "memorymanager_numa_node_free_bytes": "Allocatable memory not assigned to any container.",
+    "memorymanager_numa_node_containers": "Containers holding a block of this memory type on the NUMA node.",
+}
+
+
+@dataclass
+class Counts:
+    """The counter and histogram values of one kubelet process."""
+
+    pinning_requests: int = 0
+    pinning_errors: int = 0
+    admission_requests: int = 0
+    admission_errors: int = 0
+    durations: list[float] = field(default_factory=list)
+    aligned: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
+    aligned_failures: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
+
+
+class KubeletMetrics:
+    """Kubelet's memory and topology manager counters for one node, fed by `attach`."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.counts = Counts()
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        """Back to zero (a new kubelet process)."""
+        with self._lock:
+            self.counts = Counts()
+
+    def snapshot(self) -> Counts:
+        """A consistent copy of the values."""
+        with self._lock:
+            c = self.counts
+            return Counts(c.pinning_requests, c.pinning_errors, c.admission_requests, c.admission_errors,
+                          list(c.durations), dict(c.aligned), dict(c.aligned_failures))
+
+    def _add(self, name: str, key: Optional[str] = None) -> None:
+        with self._lock:
+            if key is None:
+                setattr(self.counts, name, getattr(self.counts, name) + 1)
+            else:
+                getattr(self.counts, name)[key] += 1
+
+    # ----- instrumentation -----
+
+    def attach(self, node: Any) -> None:
+        """Count what the started node's managers do from now on (call again after each start)."""
+        if getattr(node, "memory_manager", None) is None or getattr(node, "topology_manager", None) is None:
+            return
+        self._attach_memory_manager(node.memory_manager)
+        self._attach_topology_manager(node.topology_manager)
+
+    def _attach_memory_manager(self, manager: Any) -> None:
+        policy = manager.policy
+        if policy.name() != "Static":
+            return  # only the Static policy pins memory
+        for method in ("allocate", "allocate_pod"):
+            inner = getattr(policy, method, None)
+            if inner is not None:
+                setattr(policy, method, self._counted_allocate(policy, inner, method == "allocate_pod"))
+
+    def _counted_allocate(self, policy: Any, inner: Callable[..., None], pod_level: bool) -> Callable[..., None]:
+        def allocate(state: Any, pod: Any, *rest: Any) -> None:
+            if not policy._is_guaranteed(pod) or (not pod_level and policy._skip_pod_level(pod)):
+                return inner(state, pod, *rest)
+            self._add("pinning_requests")
+            try:
+                return inner(state, pod, *rest)
+            except Exception:
+                self._add("pinning_errors")
+                raise
+        return allocate
+
+    def _attach_topology_manager(self, manager: Any) -> None:
+        scope = manager.scope
+        aligned = is_alignment_guaranteed(manager.get_policy())
+        inner_admit = manager.admit
+
+        def admit(pod: Any) -> Any:
+            self._add("admission_requests")
+            start = self._clock()
+            result = inner_admit(pod)
+            elapsed_ms = int((self._clock() - start) * 1000)  # Go's Duration.Milliseconds(): truncated
+            with self._lock:
+                self.counts.durations.append(float(elapsed_ms))
+            if not result.admit:
+                self._add("admission_errors")
+            elif aligned and scope.name == "pod":
+                self._add("aligned", "pod")
+            return result
+
+        manager.admit = admit
+        if not aligned or scope.name not in SCOPES:
+            return
+        inner_affinity = scope.calculate_affinity
+
+        def calculate_affinity(*args: Any) -> Any:
+            best, admitted = inner_affinity(*args)
+            if not admitted:
+                self._add("aligned_failures", scope.name)
+            return best, admitted
+
+        scope.calculate_affinity = calculate_affinity
+        if scope.name == "container":
+            inner_allocate = scope.allocate_aligned_resources
+
+            def allocate_aligned_resources(pod: Any, container: Any) -> Any:
+                err = inner_allocate(pod, container)
+                if err is None:
+                    self._add("aligned", "container")
+                return err
+
+            scope.allocate_aligned_resources = allocate_aligned_resources
+
+    # ----- exposition -----
+
+    def families(self) -> list[Metric]:
+        """Kubelet's metric families with the current values."""
+        c = self.snapshot()
+        out: list[Metric] = []
+
+        def counter(name: str, value: float, labels: Optional[list[dict[str, str]]] = None,
+                    values: Optional[list[float]] = None) -> None:
+            kind, help_text = KUBELET_METRICS[name]
+            metric = Metric(name, help_text, kind)
+            metric.name = name  # keep kubelet's exact name (Metric strips `_total`)
+            if labels is None:
+                metric.add_sample(name, {}, value)
+            else:
+                for label, v in zip(labels, values or []):
+                    metric.add_sample(name, label, v)
+            out.append(metric)
+
+        counter("kubelet_memory_manager_pinning_requests_total", c.pinning_requests)
+        counter("kubelet_memory_manager_pinning_errors_total", c.pinning_errors)
+        counter("kubelet_topology_manager_admission_requests_total", c.admission_requests)
+        counter("kubelet_topology_manager_admission_errors_total", c.admission_errors)
+        out.append(_histogram("kubelet_topology_manager_admission_duration_ms", c.durations))
+        labels = [{"scope": s, "boundary": BOUNDARY_NUMA} for s in SCOPES]
+        counter("kubelet_container_aligned_compute_resources_count", 0, labels, [c.aligned[s] for s in SCOPES])
+        counter("kubelet_container_aligned_compute_resources_failure_count", 0, labels,
+                [c.aligned_failures[s] for s in SCOPES])
+        return out
+
+
+def _histogram(name: str, observations: Iterable[float]) -> Metric:
+    """A histogram family with kubelet's buckets (cumulative counts, +Inf, sum, count)."""
+    values = list(observations)
+    _, help_text = KUBELET_METRICS[name]
+    metric = Metric(name, help_text, "histogram")
+    for bound in DURATION_BUCKETS:
+        metric.add_sample(name + "_bucket", {"le": go_float(bound)}, sum(1 for v in values if v <= bound))
+    metric.add_sample(name + "_bucket", {"le": "+Inf"}, len(values))
+    metric.add_sample(name + "_sum", {}, sum(values))
+    metric.add_sample(name + "_count", {}, len(values))
+    return metric
+
+
+def numa_families(node: Any) -> list[Metric]:
+    """Per-NUMA-node gauges from a `memorymanager.Node` (nothing when it is not running)."""
+    try:
+        machine_state = node.machine_state()
+        pods = node.active_pods()
+    except Exception:  # a node that failed to start has no state to show
+        return []
+    containers: dict[tuple[int, str], int] = {}
+    for pod in pods:
+        for container in pod.all_containers():
+            seen: set[tuple[int, str]] = set()
+            for block in node.memory_blocks(pod.uid, container.name):
+                for numa in block.numa_affinity or []:
+                    seen.add((numa, block.type))
+            for key in seen:
+                containers[key] = containers.get(key, 0) + 1
+    picks: dict[str, Callable[[Any], int]] = {
+        "memorymanager_numa_node_capacity_bytes": lambda t: t.total_mem_size,
+        "memorymanager_numa_node_allocatable_bytes": lambda t: t.allocatable,
+        "memorymanager_numa_node_system_reserved_bytes": lambda t: t.system_reserved,
+        "memorymanager_numa_node_reserved_bytes": lambda t: t.reserved,
+        "memorymanager_numa_node_free_bytes": lambda t: t.free,
+    }
+    out: list[Metric] = []
+    for name, pick in picks.items():
+        metric = Metric(name, NUMA_GAUGES[name], "gauge")
+        for numa, state in sorted(machine_state.items()):
+            for resource, table in sorted((state.memory_map or {}).items()):
+                if table is not None:
+                    metric.add_sample(name, {"numa_node": str(numa), "resource": resource}, pick(table))
+        out.append(metric)
+    name = "memorymanager_numa_node_containers"
+    metric = Metric(name, NUMA_GAUGES[name], "gauge")
+    for numa, state in sorted(machine_state.items()):
+        for resource in sorted(state.memory_map or {}):
+            metric.add_sample(name, {"numa_node": str(numa), "resource": resource}, containers.get((numa, resource), 0))
+    out.append(metric)
+    return out
+
+
+def render(families: Iterable[Metric]) -> str:
+    """The Prometheus text exposition (0.0.4) of metric families, names exactly as given."""
+    lines: list[str] = []
+    for metric in families:
+        help_text = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
+        lines.append(f"# HELP {metric.name} {help_text}")
+        lines.append(f"# TYPE {metric.name} {metric.type}")
+        for sample in metric.samples:
+            labels = ""
+            if sample.labels:
+                # client_golang sorts label names; a histogram's `le` comes last
+                names = sorted(k for k in sample.labels if k != "le") + (["le"] if "le" in sample.labels else [])
+                body = ",".join(f'{k}="{_escape(sample.labels[k])}"' for k in names)
+                labels = "{" + body + "}"
+            lines.append(f"{sample.name}{labels} {go_float(sample.value)}")
+    return "\n".join(lines) + "\n"
+
+
+def go_float(value: float) -> str:
+    """A sample value as Go's client prints it (strconv 'g', shortest): `2`, `0.05`,
+    `1.7179869184e+10`, `+Inf`."""
+    value = float(value)
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    digits, exp = _shortest(value)
+    sign = "-" if value < 0 else ""
+    if exp < -4 or exp >= 6:  # Go uses %e from exponent 6 on when printing the shortest form
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    if exp >= len(digits) - 1:
+        return sign + digits + "0" * (exp - len(digits) + 1)
+    if exp >= 0:
+        return sign + digits[: exp + 1] + "." + digits[exp + 1:]
+    return sign + "0." + "0" * (-exp - 1) + digits
+
+
+def _shortest(value: float) -> tuple[str, int]:
+    """The shortest round-trip decimal digits of |value| and its decimal exponent."""
+    from decimal import Decimal
+
+    sign, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(str(d) for d in digit_tuple)
+    return digits, len(digits) - 1 + int(exponent)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+
+
+def exposition(metrics: KubeletMetrics, node: Any) -> str:
+    """Everything `/metrics` shows for a node: kubelet's families, then the per-NUMA gauges."""
+    return render(metrics.families() + numa_families(node))
+
+
+class MetricsHTTPServer:
+    """`/metrics` over HTTP for one node, in a daemon thread; `text()` gives the page."""
+
+    def __init__(self, host: str, port: int, text: Callable[[], str]) -> None:
+        page = text
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                if self.path.split("?", 1)[0] != "/metrics":
+                    self.send_error(404, "only /metrics is served here")
+                    return
+                try:
+                    body = page().encode("utf-8")
+                except Exception as exc:  # never a dead server
+                    self.send_error(500, f"collecting metrics failed: {exc}")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", CONTENT_TYPE)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="metrics-http", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The bound host and port (the port chosen by the system when 0 was asked)."""
+        host, port = self.httpd.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
