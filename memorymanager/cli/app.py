@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(YAML comments are lost except the block at the top of the file)",
     )
     run.add_argument("--in-place", action="store_true", help="with --record: overwrite the scenario files")
+    run.add_argument("--metrics", metavar="FILE", help="write the last scenario's final metrics (Prometheus text)")
     run.add_argument(
         "--merge", choices=("fast", "reference"), default="fast",
         help="topology manager merge: the production one (fast) or the plain cross product (reference)",
@@ -98,7 +99,13 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                 print(line, file=out)
             out.flush()
 
-    report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
+    if args.metrics:
+        from memorymanager.server.metrics import write_scenario_metrics
+
+        report = write_scenario_metrics(args.metrics, lambda: run_paths(
+            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario))
+    else:
+        report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
     if args.json:
         write_json(report, out)
     else:

@@ -123,7 +123,7 @@ class NodeHost:
     def metrics_text(self) -> str:
         """The `/metrics` page."""
         with self.lock:
-            return exposition(self.metrics, self.node)
+            return exposition(self.metrics, self.node.simulated_node)
 
 
 def parse_overrides(text: str, where: str) -> dict[str, object]:

@@ -30,16 +30,18 @@ prometheus-client's parser reads it back (the tests do).
 """
 from __future__ import annotations
 
+import contextlib
 import http.server
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 from prometheus_client.core import Metric
 
 from topologymanager.policy import is_alignment_guaranteed
 
+T = TypeVar("T")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DURATION_BUCKETS: tuple[float, ...] = tuple(0.05 * 2 ** k for k in range(15))
 SCOPES = ("container", "pod")
@@ -230,17 +232,16 @@ def _histogram(name: str, observations: Iterable[float]) -> Metric:
 
 
 def numa_families(node: Any) -> list[Metric]:
-    """Per-NUMA-node gauges from a `memorymanager.Node` (nothing when it is not running)."""
-    try:
-        machine_state = node.machine_state()
-        pods = node.active_pods()
-    except Exception:  # a node that failed to start has no state to show
+    """Per-NUMA-node gauges of a simulated node (`Node.simulated_node`); nothing when it is
+    not running."""
+    if not getattr(node, "running", False):
         return []
+    machine_state = node.state().get_machine_state()
     containers: dict[tuple[int, str], int] = {}
-    for pod in pods:
+    for pod in node.active_pods():
         for container in pod.all_containers():
             seen: set[tuple[int, str]] = set()
-            for block in node.memory_blocks(pod.uid, container.name):
+            for block in node.memory_manager.get_memory(pod.uid, container.name) or []:
                 for numa in block.numa_affinity or []:
                     seen.add((numa, block.type))
             for key in seen:
@@ -323,8 +324,38 @@ def _escape(value: str) -> str:
 
 
 def exposition(metrics: KubeletMetrics, node: Any) -> str:
-    """Everything `/metrics` shows for a node: kubelet's families, then the per-NUMA gauges."""
+    """Everything `/metrics` shows for a simulated node: kubelet's families, then the per-NUMA gauges."""
     return render(metrics.families() + numa_families(node))
+
+
+@contextlib.contextmanager
+def recording_scenarios() -> Iterator[Callable[[], str]]:
+    """While active, every node the scenario runner builds is instrumented; yields a function
+    giving the exposition of the last one (`run --metrics FILE`).
+
+    Each start or restart of a node is a new kubelet process, so its counters start from zero.
+    The runner's `SimulatedNode` name is swapped for an instrumented subclass for the duration
+    only (the runner itself stays unaware of metrics).
+    """
+    from memorymanager.runner import execute
+
+    last: dict[str, Any] = {}
+
+    class RecordedNode(execute.SimulatedNode):  # type: ignore[misc, valid-type]
+        def start(self) -> None:
+            metrics = KubeletMetrics()
+            last["node"], last["metrics"] = self, metrics
+            try:
+                super().start()
+            finally:
+                metrics.attach(self)
+
+    original = execute.SimulatedNode
+    execute.SimulatedNode = RecordedNode
+    try:
+        yield lambda: exposition(last["metrics"], last["node"]) if last else render(KubeletMetrics().families())
+    finally:
+        execute.SimulatedNode = original
 
 
 class MetricsHTTPServer:
@@ -368,3 +399,13 @@ class MetricsHTTPServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def write_scenario_metrics(path: str, run: Callable[[], T]) -> T:
+    """Call `run` (the scenario runner) with recording on, then write the metrics to `path`."""
+    with recording_scenarios() as text:
+        result = run()
+        page = text()
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(page)
+    return result
