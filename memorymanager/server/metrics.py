@@ -118,74 +118,26 @@ class KubeletMetrics:
 
     # ----- instrumentation -----
 
+    def __deepcopy__(self, memo: dict) -> "KubeletMetrics":
+        """A copy of an instrumented node (`would_admit`'s trial) counts into a fresh, detached
+        recorder: trial admissions are not kubelet admissions."""
+        return KubeletMetrics(self._clock)
+
     def attach(self, node: Any) -> None:
-        """Count what the started node's managers do from now on (call again after each start)."""
+        """Count what the started node's managers do from now on (call again after each start).
+
+        The managers' classes are swapped, per instance, for counting subclasses that call the
+        original methods; a deep copy of the node keeps counting into a detached recorder.
+        """
         if getattr(node, "memory_manager", None) is None or getattr(node, "topology_manager", None) is None:
             return
-        self._attach_memory_manager(node.memory_manager)
-        self._attach_topology_manager(node.topology_manager)
-
-    def _attach_memory_manager(self, manager: Any) -> None:
-        policy = manager.policy
-        if policy.name() != "Static":
-            return  # only the Static policy pins memory
-        for method in ("allocate", "allocate_pod"):
-            inner = getattr(policy, method, None)
-            if inner is not None:
-                setattr(policy, method, self._counted_allocate(policy, inner, method == "allocate_pod"))
-
-    def _counted_allocate(self, policy: Any, inner: Callable[..., None], pod_level: bool) -> Callable[..., None]:
-        def allocate(state: Any, pod: Any, *rest: Any) -> None:
-            if not policy._is_guaranteed(pod) or (not pod_level and policy._skip_pod_level(pod)):
-                return inner(state, pod, *rest)
-            self._add("pinning_requests")
-            try:
-                return inner(state, pod, *rest)
-            except Exception:
-                self._add("pinning_errors")
-                raise
-        return allocate
-
-    def _attach_topology_manager(self, manager: Any) -> None:
-        scope = manager.scope
-        aligned = is_alignment_guaranteed(manager.get_policy())
-        inner_admit = manager.admit
-
-        def admit(pod: Any) -> Any:
-            self._add("admission_requests")
-            start = self._clock()
-            result = inner_admit(pod)
-            elapsed_ms = int((self._clock() - start) * 1000)  # Go's Duration.Milliseconds(): truncated
-            with self._lock:
-                self.counts.durations.append(float(elapsed_ms))
-            if not result.admit:
-                self._add("admission_errors")
-            elif aligned and scope.name == "pod":
-                self._add("aligned", "pod")
-            return result
-
-        manager.admit = admit
-        if not aligned or scope.name not in SCOPES:
-            return
-        inner_affinity = scope.calculate_affinity
-
-        def calculate_affinity(*args: Any) -> Any:
-            best, admitted = inner_affinity(*args)
-            if not admitted:
-                self._add("aligned_failures", scope.name)
-            return best, admitted
-
-        scope.calculate_affinity = calculate_affinity
-        if scope.name == "container":
-            inner_allocate = scope.allocate_aligned_resources
-
-            def allocate_aligned_resources(pod: Any, container: Any) -> Any:
-                err = inner_allocate(pod, container)
-                if err is None:
-                    self._add("aligned", "container")
-                return err
-
-            scope.allocate_aligned_resources = allocate_aligned_resources
+        policy = node.memory_manager.policy
+        if policy.name() == "Static":  # only the Static policy pins memory
+            _counting(policy, _CountedPolicy, self)
+        manager = node.topology_manager
+        _counting(manager, _CountedTopologyManager, self)
+        if is_alignment_guaranteed(manager.get_policy()) and manager.scope.name in SCOPES:
+            _counting(manager.scope, _CountedScope, self)
 
     # ----- exposition -----
 
@@ -216,6 +168,82 @@ class KubeletMetrics:
         counter("kubelet_container_aligned_compute_resources_failure_count", 0, labels,
                 [c.aligned_failures[s] for s in SCOPES])
         return out
+
+
+_COUNTING_CLASSES: dict[tuple[type, type], type] = {}
+
+
+def _counting(obj: Any, mixin: type, metrics: KubeletMetrics) -> None:
+    """Give `obj` the counting `mixin` on top of its own class, and its recorder."""
+    cls = type(obj)
+    if not issubclass(cls, mixin):
+        key = (mixin, cls)
+        if key not in _COUNTING_CLASSES:
+            _COUNTING_CLASSES[key] = type(f"Counted{cls.__name__}", (mixin, cls), {})
+        obj.__class__ = _COUNTING_CLASSES[key]
+    obj._kubelet_metrics = metrics
+
+
+class _CountedPolicy:
+    """The Static memory-manager policy, counting pinning requests and errors as kubelet does:
+    one per Allocate (AllocatePod) of a Guaranteed pod it does not skip, an error when it fails."""
+
+    _kubelet_metrics: KubeletMetrics
+
+    def _counted(self, call: Callable[[], None], pod: Any, pod_level: bool) -> None:
+        if not self._is_guaranteed(pod) or (not pod_level and self._skip_pod_level(pod)):
+            return call()
+        self._kubelet_metrics._add("pinning_requests")
+        try:
+            return call()
+        except Exception:
+            self._kubelet_metrics._add("pinning_errors")
+            raise
+
+    def allocate(self, state: Any, pod: Any, container: Any) -> None:
+        return self._counted(lambda: super(_CountedPolicy, self).allocate(state, pod, container), pod, False)
+
+    def allocate_pod(self, state: Any, pod: Any) -> None:
+        return self._counted(lambda: super(_CountedPolicy, self).allocate_pod(state, pod), pod, True)
+
+
+class _CountedTopologyManager:
+    """The topology manager, counting admissions, refusals and their duration in whole ms."""
+
+    _kubelet_metrics: KubeletMetrics
+
+    def admit(self, pod: Any) -> Any:
+        metrics = self._kubelet_metrics
+        metrics._add("admission_requests")
+        start = metrics._clock()
+        result = super().admit(pod)  # type: ignore[misc]
+        elapsed_ms = int((metrics._clock() - start) * 1000)  # Go's Duration.Milliseconds(): truncated
+        with metrics._lock:
+            metrics.counts.durations.append(float(elapsed_ms))
+        if not result.admit:
+            metrics._add("admission_errors")
+        elif self.scope.name == "pod" and is_alignment_guaranteed(self.get_policy()):
+            metrics._add("aligned", "pod")
+        return result
+
+
+class _CountedScope:
+    """A container or pod scope under single-numa-node: alignment failures per merge, and (in
+    container scope) one aligned container per successful allocation."""
+
+    _kubelet_metrics: KubeletMetrics
+
+    def calculate_affinity(self, *args: Any) -> Any:
+        best, admitted = super().calculate_affinity(*args)  # type: ignore[misc]
+        if not admitted:
+            self._kubelet_metrics._add("aligned_failures", self.name)
+        return best, admitted
+
+    def allocate_aligned_resources(self, pod: Any, container: Any) -> Any:
+        err = super().allocate_aligned_resources(pod, container)  # type: ignore[misc]
+        if err is None and self.name == "container":
+            self._kubelet_metrics._add("aligned", "container")
+        return err
 
 
 def _histogram(name: str, observations: Iterable[float]) -> Metric:
