@@ -48,6 +48,7 @@ def _from_scenario(args: argparse.Namespace, name: str) -> dict:
 def _from_socket(args: argparse.Namespace, name: str) -> dict:
     import grpc
 
+    from memorymanager.cli.podresources_cmd import CallError
     from kubeinputs.sysfs import read_machine_info
     from memorymanager.node.api import read_kubelet, read_machine
     from memorymanager.server.nrt import node_resource_topology
@@ -62,7 +63,7 @@ def _from_socket(args: argparse.Namespace, name: str) -> dict:
             allocatable = stub.GetAllocatableResources(v1.AllocatableResourcesRequest(), timeout=10)
             listing = stub.List(v1.ListPodResourcesRequest(), timeout=10)
         except grpc.RpcError as exc:
-            raise RuntimeError(f"PodResources on unix:{args.socket}: {exc.code().name}: {exc.details()}") from None
+            raise CallError(f"PodResources on unix:{args.socket}: {exc.code().name}: {exc.details()}") from None
     return node_resource_topology(name, machine, config, allocatable, listing)
 
 

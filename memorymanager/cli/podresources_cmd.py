@@ -7,7 +7,7 @@ kubelet's (same wire), and print its answer.
 
 `--socket` defaults to kubelet's `/var/lib/kubelet/pod-resources/kubelet.sock`. `--json`
 prints the response in protobuf's JSON mapping with the proto field names. A failed call
-prints `memorymanager: error: <Method>: <gRPC code>: <message>` and exits 1.
+prints `memorymanager: error: <Method> on unix:<socket>: <gRPC code>: <message>` and exits 2.
 """
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ import json
 from typing import Any, TextIO
 
 TIMEOUT_SECONDS = 10.0
+
+
+class CallError(Exception):
+    """A PodResources call that failed; str() names the method, socket, code and message."""
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -71,8 +75,6 @@ def pod_lines(pod: Any) -> list[str]:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Call the server and print."""
-    import sys
-
     import grpc
     from google.protobuf.json_format import MessageToDict
 
@@ -93,9 +95,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                     timeout=TIMEOUT_SECONDS)
         except grpc.RpcError as exc:
             name = {"list": "List", "allocatable": "GetAllocatableResources", "get": "Get"}[args.podresources_command]
-            print(f"memorymanager: error: {name} on unix:{args.socket}: {exc.code().name}: {exc.details()}",
-                  file=sys.stderr)
-            return 1
+            raise CallError(f"{name} on unix:{args.socket}: {exc.code().name}: {exc.details()}") from None
     if args.json:
         json.dump(MessageToDict(response, preserving_proto_field_name=True), out, indent=2)
         out.write("\n")
