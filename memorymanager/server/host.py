@@ -54,6 +54,8 @@ class NodeHost:
         self.node = node
         self.lock = threading.RLock()
         self.metrics = KubeletMetrics()
+        self.generation = 0  # bumped by every operation that may change the node
+        self._cache: dict[str, tuple[int, Any]] = {}
         if not already_started:
             node.start()  # raises KubeletStartError, before any socket is bound
         self.metrics.attach(node.simulated_node)
@@ -63,10 +65,22 @@ class NodeHost:
         with self.lock:
             return fn()
 
+    def cached(self, key: str, build: Callable[[], T]) -> T:
+        """`build()`'s answer, built again only when the node changed since the last call (the
+        PodResources answers of an unchanged node are the same; kubelet recomputes them)."""
+        with self.lock:
+            hit = self._cache.get(key)
+            if hit is not None and hit[0] == self.generation:
+                return hit[1]
+            value = build()
+            self._cache[key] = (self.generation, value)
+            return value
+
     # ----- writes -----
 
     def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         with self.lock:
+            self.generation += 1  # even a refusal may leave earlier containers' allocations
             return self.node.admit(pod, hints)
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
@@ -75,11 +89,13 @@ class NodeHost:
 
     def remove(self, pod: str, container: Optional[str] = None) -> None:
         with self.lock:
+            self.generation += 1
             self.node.remove(pod, container)
 
     def restart(self, overrides: Optional[dict[str, object]] = None) -> None:
         """A kubelet restart: state from the checkpoint, counters from zero."""
         with self.lock:
+            self.generation += 1
             self.metrics.reset()
             try:
                 self.node.restart(**(overrides or {}))

@@ -235,9 +235,9 @@ class PodResourcesV1(v1_grpc.PodResourcesListerServicer):
     @_rate_limited
     def List(self, request: v1.ListPodResourcesRequest, context: grpc.ServicerContext) -> v1.ListPodResourcesResponse:
         """The active pods' resources."""
-        return v1.ListPodResourcesResponse(
+        return self.host.cached("v1.List", lambda: v1.ListPodResourcesResponse(
             pod_resources=[pod_resources(view, self.providers) for view in self.host.pod_views()]
-        )
+        ))
 
     @_rate_limited
     def GetAllocatableResources(self, request: v1.AllocatableResourcesRequest,
