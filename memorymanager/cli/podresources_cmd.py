@@ -6,7 +6,8 @@ kubelet's (same wire), and print its answer.
     memorymanager podresources get NAME [--namespace NS] [--socket PATH] [--json]
 
 `--socket` defaults to kubelet's `/var/lib/kubelet/pod-resources/kubelet.sock`. `--json`
-prints the response in protobuf's JSON mapping with the proto field names. A failed call
+prints the response in protobuf's JSON mapping with the proto field names and every field,
+zeros and empty lists included (64-bit integers are strings there, as the mapping says). A failed call
 prints `memorymanager: error: <Method> on unix:<socket>: <gRPC code>: <message>` and exits 2.
 """
 from __future__ import annotations
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             name = {"list": "List", "allocatable": "GetAllocatableResources", "get": "Get"}[args.podresources_command]
             raise CallError(f"{name} on unix:{args.socket}: {exc.code().name}: {exc.details()}") from None
     if args.json:
-        json.dump(MessageToDict(response, preserving_proto_field_name=True), out, indent=2)
+        json.dump(MessageToDict(response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True),
+                  out, indent=2)
         out.write("\n")
         return 0
     if method == "List":

@@ -10,7 +10,7 @@ the server keeps serving.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import grpc
 
@@ -95,7 +95,7 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
 class NodeControl(pb_grpc.NodeControlServicer):
     """The service over one `NodeHost`."""
 
-    def __init__(self, host: NodeHost, on_change: Optional[Callable[[], None]] = None) -> None:
+    def __init__(self, host: NodeHost) -> None:
         self.host = host
 
     @_guard

@@ -132,3 +132,25 @@ def test_eight_clients_admitting_and_removing_500_pods_leave_a_consistent_node(t
         code = cli.main(["checkpoint", "verify", str(tmp_path / "state" / "memory_manager_state"), "--policy", "Static"],
                         out=out, err=io.StringIO())
         assert code == 0, out.getvalue()
+
+
+def test_pod_scope_hints_and_pod_level_alignment_metrics(tmp_path):
+    kubelet = {"memoryManagerPolicy": "Static", "topologyManagerPolicy": "single-numa-node",
+               "topologyManagerScope": "pod", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
+    with serving(tmp_path, kubelet) as (server, c):
+        (entry,) = c.control.Hints(ctl.HintsRequest(pod=pod("p", sidecar="proxy"))).containers
+        assert entry.container == "pod"
+        assert c.admit(pod("wide", memory="20Gi")).reason == "TopologyAffinityError"  # only [0, 1] fits
+        assert c.admit(pod("p", sidecar="proxy")).admitted
+        counts = server.host.metrics.snapshot()
+        assert counts.aligned == {"container": 0, "pod": 1}
+        assert counts.aligned_failures == {"container": 0, "pod": 1}
+        assert (counts.admission_requests, counts.admission_errors) == (2, 1)
+
+
+def test_remove_needs_a_pod_reference(tmp_path):
+    with serving(tmp_path) as (_, c):
+        with pytest.raises(grpc.RpcError) as err:
+            c.control.Remove(ctl.RemoveRequest(pod=""))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert err.value.details() == "pod: expected the name or UID of an admitted pod"

@@ -13,7 +13,6 @@ import sys
 import time
 import urllib.request
 
-import pytest
 import yaml
 
 import memorymanager.cli.app as cli
@@ -31,10 +30,11 @@ def kubelet_file(tmp_path) -> str:
 
 
 def start(args: list[str]) -> tuple[subprocess.Popen, list[str]]:
+    """`serve ARGS` as a subprocess, once it says it is serving (and where its metrics are)."""
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "memorymanager", "serve", *args], cwd=REPO_ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    want = 2 if "--metrics-address" in args else 1  # "serving on ...", then "metrics on ..."
+    want = (2 if "--metrics-address" in args else 1) + ("--scenario" in args)  # [scenario ...,] serving on, metrics on
     lines: list[str] = []
     deadline = time.time() + 20
     while time.time() < deadline and len(lines) < want:
@@ -42,7 +42,7 @@ def start(args: list[str]) -> tuple[subprocess.Popen, list[str]]:
         if not line:
             break
         lines.append(line.strip())
-    if len(lines) == want and lines[0].startswith("serving on"):
+    if len(lines) == want and any(line.startswith("serving on") for line in lines):
         return proc, lines
     proc.kill()
     raise AssertionError(f"serve did not start: {lines} {proc.stderr.read()}")
@@ -133,3 +133,22 @@ def test_serve_errors_are_one_line(tmp_path):
                     out=io.StringIO(), err=err) == 2
     assert "is not equal to the value" in err.getvalue()
     assert not os.path.exists(tmp_path / "s2")
+
+
+def test_serve_a_scenarios_node(tmp_path):
+    scenario = FIXTURES / "scenarios" / "memory" / "060-pod-scope-admit-cross-numa.yaml"
+    sock = str(tmp_path / "kubelet.sock")
+    proc, lines = start(["--scenario", str(scenario), "--socket", sock])
+    try:
+        assert lines[0].startswith(f"scenario {scenario}: ") and lines[0].endswith(" 0 with unmet expectations")
+        out = io.StringIO()
+        assert cli.main(["podresources", "list", "--socket", sock, "--json"], out=out, err=io.StringIO()) == 0
+        pods = json.loads(out.getvalue())["pod_resources"]
+        assert pods and all(c.get("memory") for p in pods for c in p["containers"])
+        nodes = {tuple(int(n["ID"]) for n in m["topology"]["nodes"])
+                 for p in pods for c in p["containers"] for m in c["memory"]}
+        assert (0, 1) in nodes  # the scenario's cross-NUMA placement
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    assert not os.path.exists(sock)
