@@ -245,13 +245,16 @@ def node_resource_topology(node_name: str, machine: MachineInfo, config: Kubelet
     }
 
 
-def from_host(host: Any, node_name: str) -> dict[str, Any]:
-    """The NRT of a served node, from the same PodResources messages its server answers."""
-    from memorymanager.server.podresources import ProviderData, container_memory, pod_resources
+def from_host(host: Any, node_name: str, providers: Any = None) -> dict[str, Any]:
+    """The NRT of a served node, from the same PodResources messages its server answers
+    (`providers`: the CPU ids and devices it reports, a `ProviderData`)."""
+    from memorymanager.server.podresources import ProviderData, container_memory, devices_message, pod_resources
     from memorymanager.server.protos.v1 import api_pb2 as v1
 
-    providers = ProviderData()
+    providers = providers or ProviderData()
     listing = v1.ListPodResourcesResponse(pod_resources=[pod_resources(v, providers) for v in host.pod_views()])
-    allocatable = v1.AllocatableResourcesResponse(memory=container_memory(host.allocatable_blocks()))
+    allocatable = v1.AllocatableResourcesResponse(
+        devices=devices_message(providers.allocatable_devices), cpu_ids=list(providers.allocatable_cpus),
+        memory=container_memory(host.allocatable_blocks()))
     specs = {(p.namespace, p.name): p for p in host.locked(host.node.active_pods)}
     return node_resource_topology(node_name, host.node.machine, host.node.kubelet, allocatable, listing, specs)

@@ -171,7 +171,7 @@ def container_memory(blocks: Iterable[Block]) -> list[v1.ContainerMemory]:
     ]
 
 
-def _devices(devices: Iterable[Device]) -> list[v1.ContainerDevices]:
+def devices_message(devices: Iterable[Device]) -> list[v1.ContainerDevices]:
     return [
         v1.ContainerDevices(resource_name=d.resource_name, device_ids=list(d.device_ids),
                             topology=v1.TopologyInfo(nodes=[v1.NUMANode(ID=n) for n in d.numa_nodes]))
@@ -184,7 +184,7 @@ def pod_resources(view: PodView, providers: ProviderData) -> v1.PodResources:
     containers = [
         v1.ContainerResources(
             name=c.name,
-            devices=_devices(providers.devices(view.namespace, view.name, c.name)),
+            devices=devices_message(providers.devices(view.namespace, view.name, c.name)),
             cpu_ids=providers.cpus(view.namespace, view.name, c.name),
             memory=container_memory(c.memory),
         )
@@ -244,7 +244,7 @@ class PodResourcesV1(v1_grpc.PodResourcesListerServicer):
                                 context: grpc.ServicerContext) -> v1.AllocatableResourcesResponse:
         """Devices, CPUs and memory the node can hand out (memory as computed at start)."""
         return v1.AllocatableResourcesResponse(
-            devices=_devices(self.providers.allocatable_devices),
+            devices=devices_message(self.providers.allocatable_devices),
             cpu_ids=list(self.providers.allocatable_cpus),
             memory=container_memory(self.host.allocatable_blocks()),
         )

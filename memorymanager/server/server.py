@@ -87,6 +87,7 @@ class NodeServer:
             try:
                 self.metrics = MetricsHTTPServer(metrics_address[0], metrics_address[1], host.metrics_text)
             except OSError as exc:
+                self._remove_socket()  # bound already: leave nothing behind
                 raise ServeError(f"cannot serve metrics on {metrics_address[0]}:{metrics_address[1]}: "
                                  f"{exc.strerror or exc}") from exc
 
@@ -100,6 +101,10 @@ class NodeServer:
         if self.metrics is not None:
             self.metrics.stop()
         self.grpc.stop(grace).wait()
+        self._remove_socket()
+
+    def _remove_socket(self) -> None:
+        """Remove our socket file (only a socket: never a file someone put there since)."""
         try:
             if stat.S_ISSOCK(os.lstat(self.socket_path).st_mode):
                 os.remove(self.socket_path)

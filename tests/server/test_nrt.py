@@ -113,3 +113,54 @@ def test_the_schema_check_refuses_what_the_crd_refuses():
     assert any("does not match the pattern" in p for p in found)
     assert any("costs[0].value: expected an integer" in p for p in found)
     assert any("extra: not in the schema" in p for p in found)
+
+
+def test_cpus_and_devices_from_providers_over_the_socket(tmp_path):
+    from kubeinputs.machine import parse_machine_info
+    from memorymanager.server.podresources import parse_provider_data
+
+    def cores(first):
+        return [{"core_id": 0, "thread_ids": [first, first + 1]}, {"core_id": 1, "thread_ids": [first + 2, first + 3]}]
+
+    machine_doc = {"topology": [
+        {"node_id": 0, "memory": 16 << 30, "hugepages": [{"page_size": 2048, "num_pages": 1024}], "cores": cores(0),
+         "distances": [10, 20]},
+        {"node_id": 1, "memory": 16 << 30, "hugepages": [{"page_size": 2048, "num_pages": 1024}], "cores": cores(4),
+         "distances": [20, 10]}]}
+    parse_machine_info(machine_doc, "m")
+    machine_file = tmp_path / "machine.json"
+    machine_file.write_text(json.dumps(machine_doc))
+    providers = parse_provider_data(yaml.safe_load("""
+cpus:
+  allocatable: [1, 2, 3, 5, 6, 7]
+  containers: {default/db/app: [2, 3]}
+devices:
+  allocatable: [{resourceName: example.com/gpu, deviceIds: [gpu0, gpu1], numaNodes: [1]}]
+  containers: {default/db/app: [{resourceName: example.com/gpu, deviceIds: [gpu0], numaNodes: [1]}]}
+"""))
+    with serving(tmp_path, providers=providers) as (server, c):
+        assert c.admit(pod("db", cpu="2")).admitted
+        out = io.StringIO()
+        assert cli.main(["nrt", "--socket", server.socket_path, "--machine", str(machine_file), "--node-name", "n",
+                         "--json"], out=out, err=io.StringIO()) == 0
+        obj = json.loads(out.getvalue())
+    assert problems(obj, SCHEMA) == []
+    got = resources(obj)
+    assert got[("node-0", "cpu")] == (4, 3, 1)  # cpu 0 reserved; 2 and 3 taken by db
+    assert got[("node-1", "cpu")] == (4, 3, 3)
+    assert got[("node-1", "example.com/gpu")] == (2, 2, 1)
+    assert got[("node-0", "memory")][2] == got[("node-0", "memory")][1] - (1 << 30)
+
+
+def test_provider_data_errors_name_the_path():
+    import pytest
+
+    from kubeinputs.errors import InputError
+    from memorymanager.server.podresources import parse_provider_data
+
+    with pytest.raises(InputError) as err:
+        parse_provider_data({"cpus": {"containers": {"db/app": [1]}}}, "p.yaml")
+    assert "expected a key namespace/pod/container" in str(err.value) and "p.yaml" in str(err.value)
+    with pytest.raises(InputError) as err:
+        parse_provider_data({"gpus": {}}, "p.yaml")
+    assert "unknown key" in str(err.value)

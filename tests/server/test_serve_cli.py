@@ -152,3 +152,20 @@ def test_serve_a_scenarios_node(tmp_path):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
     assert not os.path.exists(sock)
+
+
+def test_serve_refuses_a_metrics_address_in_use(tmp_path):
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    try:
+        err = io.StringIO()
+        sock = tmp_path / "kubelet.sock"
+        code = cli.main(["serve", "--machine", MACHINE, "--socket", str(sock), "--metrics-address", f"127.0.0.1:{port}"],
+                        out=io.StringIO(), err=err)
+        assert code == 2
+        assert err.getvalue().startswith(f"memorymanager: error: cannot serve metrics on 127.0.0.1:{port}: ")
+        assert not sock.exists()
+    finally:
+        busy.close()
