@@ -14,9 +14,9 @@ buckets as kubelet v1.37 registers them):
   `scope` (container, pod) and `boundary` (numa_node): counted only under the
   single-numa-node policy, per container (container scope) or per pod (pod scope).
 
-Kubelet counts these inside its managers. Here `KubeletMetrics.attach` wraps the methods of
-one started node's managers (instance attributes only, the classes stay untouched), so the
-managers' code stays free of metrics. Counters belong to one kubelet process: a restart
+Kubelet counts these inside its managers. Here `KubeletMetrics.attach` gives one started
+node's managers counting subclasses (per instance; the managers' classes and code stay free of
+metrics), and a deep copy of the node (`would_admit`'s trial) counts into a detached recorder. Counters belong to one kubelet process: a restart
 starts them again from zero, as kubelet's do.
 
 Our own gauges, modelled on nri-plugins' `mem.node.*` (labels `numa_node`, `resource`):
@@ -84,7 +84,9 @@ class Counts:
     pinning_errors: int = 0
     admission_requests: int = 0
     admission_errors: int = 0
-    durations: list[float] = field(default_factory=list)
+    duration_buckets: list[int] = field(default_factory=lambda: [0] * len(DURATION_BUCKETS))  # not cumulative
+    duration_sum: float = 0.0
+    duration_count: int = 0
     aligned: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
     aligned_failures: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
 
@@ -107,7 +109,19 @@ class KubeletMetrics:
         with self._lock:
             c = self.counts
             return Counts(c.pinning_requests, c.pinning_errors, c.admission_requests, c.admission_errors,
-                          list(c.durations), dict(c.aligned), dict(c.aligned_failures))
+                          list(c.duration_buckets), c.duration_sum, c.duration_count,
+                          dict(c.aligned), dict(c.aligned_failures))
+
+    def observe_duration(self, milliseconds: float) -> None:
+        """One admission's duration into the histogram."""
+        with self._lock:
+            c = self.counts
+            for i, bound in enumerate(DURATION_BUCKETS):
+                if milliseconds <= bound:
+                    c.duration_buckets[i] += 1
+                    break
+            c.duration_sum += milliseconds
+            c.duration_count += 1
 
     def _add(self, name: str, key: Optional[str] = None) -> None:
         with self._lock:
@@ -162,7 +176,7 @@ class KubeletMetrics:
         counter("kubelet_memory_manager_pinning_errors_total", c.pinning_errors)
         counter("kubelet_topology_manager_admission_requests_total", c.admission_requests)
         counter("kubelet_topology_manager_admission_errors_total", c.admission_errors)
-        out.append(_histogram("kubelet_topology_manager_admission_duration_ms", c.durations))
+        out.append(_histogram("kubelet_topology_manager_admission_duration_ms", c))
         labels = [{"scope": s, "boundary": BOUNDARY_NUMA} for s in SCOPES]
         counter("kubelet_container_aligned_compute_resources_count", 0, labels, [c.aligned[s] for s in SCOPES])
         counter("kubelet_container_aligned_compute_resources_failure_count", 0, labels,
@@ -218,8 +232,7 @@ class _CountedTopologyManager:
         start = metrics._clock()
         result = super().admit(pod)  # type: ignore[misc]
         elapsed_ms = int((metrics._clock() - start) * 1000)  # Go's Duration.Milliseconds(): truncated
-        with metrics._lock:
-            metrics.counts.durations.append(float(elapsed_ms))
+        metrics.observe_duration(float(elapsed_ms))
         if not result.admit:
             metrics._add("admission_errors")
         elif self.scope.name == "pod" and is_alignment_guaranteed(self.get_policy()):
@@ -246,16 +259,17 @@ class _CountedScope:
         return err
 
 
-def _histogram(name: str, observations: Iterable[float]) -> Metric:
+def _histogram(name: str, counts: Counts) -> Metric:
     """A histogram family with kubelet's buckets (cumulative counts, +Inf, sum, count)."""
-    values = list(observations)
     _, help_text = KUBELET_METRICS[name]
     metric = Metric(name, help_text, "histogram")
-    for bound in DURATION_BUCKETS:
-        metric.add_sample(name + "_bucket", {"le": go_float(bound)}, sum(1 for v in values if v <= bound))
-    metric.add_sample(name + "_bucket", {"le": "+Inf"}, len(values))
-    metric.add_sample(name + "_sum", {}, sum(values))
-    metric.add_sample(name + "_count", {}, len(values))
+    cumulative = 0
+    for bound, in_bucket in zip(DURATION_BUCKETS, counts.duration_buckets):
+        cumulative += in_bucket
+        metric.add_sample(name + "_bucket", {"le": go_float(bound)}, cumulative)
+    metric.add_sample(name + "_bucket", {"le": "+Inf"}, counts.duration_count)
+    metric.add_sample(name + "_sum", {}, counts.duration_sum)
+    metric.add_sample(name + "_count", {}, counts.duration_count)
     return metric
 
 

@@ -116,3 +116,20 @@ def test_run_metrics_file(tmp_path):
     assert samples[("kubelet_topology_manager_admission_requests_total", ())] == 2
     assert samples[("kubelet_topology_manager_admission_errors_total", ())] == 1
     assert samples[("memorymanager_numa_node_reserved_bytes", (("numa_node", "0"), ("resource", "memory")))] == 1 << 30
+
+
+def test_duration_histogram_buckets_are_cumulative():
+    from memorymanager.server.metrics import KubeletMetrics, render
+
+    metrics = KubeletMetrics()
+    for ms in (0, 0, 1, 3, 1000):
+        metrics.observe_duration(ms)
+    text = render(metrics.families())
+    samples, _ = parse(text)
+    bucket = "kubelet_topology_manager_admission_duration_ms_bucket"
+    assert samples[(bucket, (("le", "0.05"),))] == 2
+    assert samples[(bucket, (("le", "1.6"),))] == 3
+    assert samples[(bucket, (("le", "3.2"),))] == 4
+    assert samples[(bucket, (("le", "819.2"),))] == 4
+    assert samples[(bucket, (("le", "+Inf"),))] == 5
+    assert samples[("kubelet_topology_manager_admission_duration_ms_sum", ())] == 1004
