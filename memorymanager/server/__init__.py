@@ -1,1 +1,3 @@
-"""Generated gRPC code of the PodResources and node-control protos."""
+"""The node's APIs on top of `memorymanager.Node`: kubelet's PodResources gRPC API, the
+node-control service, Prometheus metrics and the NodeResourceTopology view (docs/grpc.md,
+docs/nrt.md). `memorymanager serve` puts them on a unix socket."""

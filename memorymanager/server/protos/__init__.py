@@ -1,1 +1,1 @@
-"""Generated gRPC code of the PodResources and node-control protos."""
+"""The .proto files of the served APIs and their grpcio-tools code (`generate.py` regenerates it)."""
