@@ -25,7 +25,7 @@ class CallError(Exception):
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Register `podresources`."""
-    from memorymanager.server.podresources import DEFAULT_SOCKET
+    from memorymanager.server import DEFAULT_SOCKET  # no grpc import while building the parser
 
     pr = commands.add_parser("podresources", help="query a PodResources gRPC server (ours or a kubelet's)")
     actions = pr.add_subparsers(dest="podresources_command", metavar="ACTION")

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Optional
 import grpc
 
 from kubeinputs.errors import InputError, expect_map, index_path, join_path
+from memorymanager.server import DEFAULT_SOCKET  # noqa: F401 (re-exported)
 from memorymanager.server.host import NodeHost, PodView
 from memorymanager.server.protos.v1 import api_pb2 as v1
 from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
@@ -37,7 +38,6 @@ DEFAULT_QPS = 100.0
 DEFAULT_BURST = 10
 RATE_LIMIT_MESSAGE = "rejected by rate limit"
 GET_DISABLED_MESSAGE = "PodResources API Get method disabled"
-DEFAULT_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock"
 
 
 class TokenBucket:
