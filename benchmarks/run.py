@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, hints, merge
+from benchmarks import admission, hints, merge, server
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -21,6 +21,8 @@ TARGETS = {
     "B2": "< 5 ms at 8 NUMA nodes, < 1 s at 16",
     "B3": "< 1 ms median",
     "B4": ">= 10,000 ops/s with the checkpoint off",
+    "B5": "none set (PodResources List with 500 pods, one client)",
+    "B6": "none set (control-service Admit round trips, one client)",
 }
 
 
@@ -54,6 +56,8 @@ def main(argv=None) -> int:
     rows += hints.run(repeats)
     rows += admission.run_b3(max(repeats, 25))
     rows += admission.run_b4(1000 if args.quick else args.churn)
+    rows += server.run_b5(20 if args.quick else 100)
+    rows += server.run_b6(200 if args.quick else 2000)
     print_table(rows)
     print()
     for bench, target in TARGETS.items():

@@ -19,6 +19,8 @@ KNOWN_FEATURE_GATES: dict[str, tuple[bool, bool]] = {
     "MemoryManagerDriftTolerance": (False, False),  # KEP-6232, alpha
     "SidecarContainers": (True, True),  # GA 1.33
     "InPlacePodVerticalScaling": (True, False),
+    "KubeletPodResourcesGet": (True, False),  # beta 1.34: the PodResources Get method
+    "KubeletPodResourcesDynamicResources": (True, False),  # beta 1.34: DRA claims in PodResources
 }
 
 

@@ -31,23 +31,47 @@ and on top `memorymanager.node` (the simulated node and this API), `memorymanage
 (scenario files) and `memorymanager.cli` (the command). See docs/api.md and
 docs/architecture.md.
 """
-from kubeinputs.errors import InputError
-from kubeinputs.synthetic_machine import synthetic_machine
-from memorymanager.node.api import Admission, Node, Placement
-from memorymanager.node.simulated_node import KubeletStartError, NodeError
-from state.types import Block, MemoryTable, NUMANodeState
-from topologymanager.hint import TopologyHint
+from __future__ import annotations
 
-__all__ = [
-    "Admission",
-    "Block",
-    "InputError",
-    "KubeletStartError",
-    "MemoryTable",
-    "Node",
-    "NodeError",
-    "NUMANodeState",
-    "Placement",
-    "TopologyHint",
-    "synthetic_machine",
-]
+import importlib
+from typing import TYPE_CHECKING
+
+# Where each public name lives. They are loaded on first use, so that the command line
+# (which imports this package) does not pay for the managers before it needs them.
+_EXPORTS = {
+    "Admission": "memorymanager.node.api",
+    "Block": "state.types",
+    "InputError": "kubeinputs.errors",
+    "KubeletStartError": "memorymanager.node.simulated_node",
+    "MemoryTable": "state.types",
+    "Node": "memorymanager.node.api",
+    "NodeError": "memorymanager.node.simulated_node",
+    "NUMANodeState": "state.types",
+    "Placement": "memorymanager.node.api",
+    "TopologyHint": "topologymanager.hint",
+    "synthetic_machine": "kubeinputs.synthetic_machine",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from kubeinputs.errors import InputError
+    from kubeinputs.synthetic_machine import synthetic_machine
+    from memorymanager.node.api import Admission, Node, Placement
+    from memorymanager.node.simulated_node import KubeletStartError, NodeError
+    from state.types import Block, MemoryTable, NUMANodeState
+    from topologymanager.hint import TopologyHint
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name from its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memorymanager' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--in-place", action="store_true", help="with --record: overwrite the scenario files")
     run.add_argument("--html", metavar="REPORT", help="also write a self-contained HTML picture of every step")
+    run.add_argument("--metrics", metavar="FILE", help="write the last scenario's final metrics (Prometheus text)")
     run.add_argument(
         "--merge", choices=("fast", "reference"), default="fast",
         help="topology manager merge: the production one (fast) or the plain cross product (reference)",
@@ -72,9 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
     machine.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON")
 
-    from memorymanager.cli import explain_cmd
+    from memorymanager.cli import explain_cmd, nrt_cmd, podresources_cmd, serve_cmd  # commands with their own modules
 
-    explain_cmd.add_parser(commands)
+    for module in (explain_cmd, serve_cmd, podresources_cmd, nrt_cmd):
+        module.add_parser(commands)
     return parser
 
 
@@ -97,7 +99,13 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
                 print(line, file=out)
             out.flush()
 
-    report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
+    if args.metrics:
+        from memorymanager.server.metrics import write_scenario_metrics
+
+        report = write_scenario_metrics(args.metrics, lambda: run_paths(
+            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario))
+    else:
+        report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
     if args.html:
         from memorymanager.explain.html import write_report
 
@@ -181,6 +189,8 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     except SystemExit as exc:  # --help, --version, usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     try:
+        if hasattr(args, "handler"):  # commands registered by their own modules
+            return args.handler(args, out)
         if args.command == "run":
             return cmd_run(args, out)
         if args.command == "checkpoint":

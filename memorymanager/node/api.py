@@ -27,7 +27,7 @@ from kubeinputs.reader import load_text
 from kubeinputs.sysfs import read_machine_info
 from memorymanager.node.simulated_node import FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
 from state.state_mem import MemoryState
-from state.types import MemoryTable, NUMANodeState, clone_machine_state
+from state.types import Block, MemoryTable, NUMANodeState, clone_machine_state
 from topologymanager.bitmask import MAX_BITS
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
@@ -315,6 +315,29 @@ class Node:
             for numa in block.numa_affinity or []:
                 result.setdefault(numa, {})[block.type] = block.size
         return result
+
+    # ----- readers for the layers built on this API (PodResources server, metrics, NRT) -----
+
+    def active_pods(self) -> list[Pod]:
+        """The active pods as parsed Pods (namespace, UID, init and app containers), in admission
+        order; kubelet's PodResources server lists these. Treat them as read-only."""
+        return list(self._running().active_pods())
+
+    def memory_blocks(self, pod_uid: str, container: str) -> list[Block]:
+        """Copies of the memory manager's blocks of one container (its GetMemory), in state order;
+        empty when it has none."""
+        blocks = self._running().memory_manager.get_memory(pod_uid, container) or []
+        return [Block(list(b.numa_affinity or []), b.type, b.size) for b in blocks]
+
+    def pod_memory_blocks(self, pod_uid: str) -> list[Block]:
+        """Copies of a pod's pod-level blocks (PodLevelResourceManagers); usually empty."""
+        blocks = self._running().memory_manager.get_pod_memory(pod_uid) or []
+        return [Block(list(b.numa_affinity or []), b.type, b.size) for b in blocks]
+
+    def allocatable_blocks(self) -> list[Block]:
+        """The memory manager's GetAllocatableMemory blocks, computed once at start (empty under
+        the None policy)."""
+        return list(self._running().memory_manager.get_allocatable_memory() or [])
 
 
 def _find_admitted(node: SimulatedNode, pod: PodInput) -> Pod:

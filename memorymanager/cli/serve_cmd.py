@@ -1,0 +1,115 @@
+"""`memorymanager serve`: a simulated kubelet node behind PodResources and node-control gRPC on a
+unix socket, with `/metrics` over HTTP if asked.
+
+    memorymanager serve --socket PATH (--machine M [--kubelet K] | --scenario S)
+                        [--state-dir D] [--metrics-address HOST:PORT] [--providers FILE] [--no-rate-limit]
+
+The node is restored from `D` when it holds a checkpoint. `--scenario` first runs the
+scenario's steps (in `D`, whose old checkpoint is replaced as `run` replaces it, or in a
+temporary folder) and then serves the node it left; `--machine`/`--kubelet` may then be
+left out, and when given must describe the same node. SIGTERM or SIGINT stops the server:
+in-flight calls finish, the socket file is removed, the checkpoint stays.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import signal
+import tempfile
+import threading
+from typing import Optional, TextIO
+
+from kubeinputs.errors import InputError
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register `serve`."""
+    serve = commands.add_parser("serve", help="serve a simulated node over PodResources and node-control gRPC")
+    serve.add_argument("--socket", required=True, metavar="PATH", help="the unix socket to serve on")
+    serve.add_argument("--machine", metavar="M", help="cadvisor MachineInfo file (JSON or YAML)")
+    serve.add_argument("--kubelet", metavar="K", help="KubeletConfiguration file (default: kubelet's defaults)")
+    serve.add_argument("--state-dir", metavar="D", help="folder of the memory_manager_state checkpoint "
+                       "(default: state in memory, or a temporary folder with --scenario)")
+    serve.add_argument("--scenario", metavar="S", help="run this scenario's steps first, then serve its node")
+    serve.add_argument("--metrics-address", metavar="HOST:PORT", help="serve Prometheus /metrics here")
+    serve.add_argument("--providers", metavar="FILE",
+                       help="CPU ids and devices PodResources reports (YAML/JSON; see docs/grpc.md)")
+    serve.add_argument("--no-rate-limit", action="store_true",
+                       help="switch off kubelet's PodResources rate limit (100 calls/s, burst 10)")
+    serve.set_defaults(handler=run)
+
+
+def _scenario_node(args: argparse.Namespace, state_dir: str):
+    """Run the scenario's steps on a fresh node in `state_dir`; the started Node it leaves."""
+    from memorymanager.node.api import Node, read_kubelet, read_machine
+    from memorymanager.runner.execute import ScenarioRun, prepare_state_dir
+    from memorymanager.runner.scenario import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    if args.machine is not None and read_machine(args.machine) != scenario.machine:
+        raise InputError("--machine", f"describes another machine than the scenario {args.scenario}")
+    if args.kubelet is not None and read_kubelet(args.kubelet) != scenario.kubelet:
+        raise InputError("--kubelet", f"describes another kubelet configuration than the scenario {args.scenario}")
+    prepare_state_dir(scenario, state_dir)
+    node = Node(scenario.machine, scenario.kubelet, state_dir=state_dir)
+    steps = ScenarioRun(scenario, state_dir)
+    steps.node = node.simulated_node  # the scenario drives the node we serve
+    results = steps.run()
+    node._started = True  # the runner started it; starting again would be a kubelet restart
+    failed = sum(1 for r in results if r.failures)
+    return node, len(results), failed
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Build the node, serve until SIGTERM/SIGINT, stop cleanly."""
+    from memorymanager.cli.app import UsageError
+    from memorymanager.node.api import Node
+    from memorymanager.server.host import NodeHost
+    from memorymanager.server.podresources import parse_provider_data
+    from memorymanager.server.server import NodeServer, parse_address
+
+    if args.scenario is None and args.machine is None:
+        raise UsageError("serve needs --machine (or --scenario)")
+    try:
+        metrics_address = parse_address(args.metrics_address) if args.metrics_address else None
+    except ValueError as exc:
+        raise UsageError(f"--metrics-address: {exc}") from None
+    providers = None
+    if args.providers:
+        from kubeinputs.reader import load_file
+
+        providers = parse_provider_data(load_file(args.providers), args.providers)
+
+    temp: Optional[str] = None
+    try:
+        if args.scenario is not None:
+            state_dir = args.state_dir or tempfile.mkdtemp(prefix="memorymanager-serve-")
+            temp = None if args.state_dir else state_dir
+            node, steps, failed = _scenario_node(args, state_dir)
+            print(f"scenario {args.scenario}: {steps} steps run, {failed} with unmet expectations", file=out)
+            host = NodeHost(node, already_started=True)
+        else:
+            node = Node(args.machine, args.kubelet, state_dir=args.state_dir)
+            host = NodeHost(node)
+        server = NodeServer(host, args.socket, providers=providers, rate_limit=not args.no_rate_limit,
+                            metrics_address=metrics_address)
+        stop = threading.Event()
+        previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            server.start()
+            print(f"serving on unix:{server.socket_path}", file=out)
+            if server.metrics is not None:
+                h, p = server.metrics.address
+                print(f"metrics on http://{h}:{p}/metrics", file=out)
+            out.flush()
+            while not stop.wait(0.5):
+                pass
+        finally:
+            server.stop()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        print("stopped", file=out)
+        return 0
+    finally:
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)

@@ -1,0 +1,166 @@
+"""The node-control service `memorymanager.v1alpha1.NodeControl` (see docs/grpc.md): drive a
+simulated node from any language through the public `memorymanager.Node` API.
+
+Every call runs under the node's lock (`NodeHost`), so admissions are serialised as kubelet
+serialises them. Errors are gRPC statuses whose message names what is wrong:
+INVALID_ARGUMENT for a bad pod, hint or configuration, NOT_FOUND for an unknown pod or
+container, FAILED_PRECONDITION when kubelet refused to start, INTERNAL for anything else;
+the server keeps serving.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import grpc
+
+from kubeinputs.errors import InputError
+from kubeinputs.reader import load_text
+from memorymanager.node.api import Admission
+from memorymanager.node.simulated_node import KubeletStartError, NodeError
+from memorymanager.server.host import NodeHost, parse_overrides
+from memorymanager.server.protos.control import control_pb2 as pb
+from memorymanager.server.protos.control import control_pb2_grpc as pb_grpc
+
+
+def _hints(text: str) -> Any:
+    """The request's hints field: empty = none, else a YAML/JSON document."""
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except ValueError:
+        return load_text(text, "hints")  # YAML, or the error with line and column
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique (the YAML loader refuses duplicates too)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _pod(text: str) -> Any:
+    """The request's pod manifest: a JSON object parsed here (the fast path), else the text for
+    the API's YAML reader; an empty one is a clear error (never a file lookup)."""
+    if not text.strip():
+        raise InputError("pod", "empty; expected a v1 Pod manifest (JSON or YAML)")
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text, object_pairs_hook=_unique_keys)
+        except ValueError:
+            doc = None  # the YAML reader gives the error with line and column
+        if isinstance(doc, dict):
+            return doc
+    # A newline makes it text for the API: a client never names a file on the server's disk.
+    return text if "\n" in text else text + "\n"
+
+
+def admission_message(answer: Admission) -> pb.AdmitResponse:
+    """The Python `Admission` as an AdmitResponse."""
+    return pb.AdmitResponse(
+        admitted=answer.admitted, reason=answer.reason, message=answer.message,
+        placements=[
+            pb.Placement(container=name, numa_nodes=list(p.numa_nodes), preferred=p.preferred,
+                         memory=dict(p.memory), cpuset_mems=p.cpuset_mems)
+            for name, p in answer.placements.items()
+        ],
+    )
+
+
+def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn the API's exceptions into gRPC statuses with their message."""
+
+    def guarded(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return method(self, request, context)
+        except InputError as exc:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except KubeletStartError as exc:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}")
+        except NodeError as exc:
+            code = grpc.StatusCode.FAILED_PRECONDITION if "not running" in str(exc) else grpc.StatusCode.NOT_FOUND
+            context.abort(code, str(exc))
+        except Exception as exc:  # a bug must not kill the server
+            context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+
+    guarded.__name__ = method.__name__
+    guarded.__doc__ = method.__doc__
+    return guarded
+
+
+class NodeControl(pb_grpc.NodeControlServicer):
+    """The service over one `NodeHost`."""
+
+    def __init__(self, host: NodeHost) -> None:
+        self.host = host
+
+    @_guard
+    def Admit(self, request: pb.AdmitRequest, context: grpc.ServicerContext) -> pb.AdmitResponse:
+        """Admit and keep the pod."""
+        return admission_message(self.host.admit(_pod(request.pod), _hints(request.hints)))
+
+    @_guard
+    def WouldAdmit(self, request: pb.AdmitRequest, context: grpc.ServicerContext) -> pb.AdmitResponse:
+        """Admit's answer, node unchanged."""
+        return admission_message(self.host.would_admit(_pod(request.pod), _hints(request.hints)))
+
+    @_guard
+    def Remove(self, request: pb.RemoveRequest, context: grpc.ServicerContext) -> pb.RemoveResponse:
+        """Remove a pod (name or UID) or one container."""
+        if not request.pod.strip() or "\n" in request.pod:
+            raise InputError("pod", "expected the name or UID of an admitted pod")
+        self.host.remove(request.pod, request.container or None)
+        return pb.RemoveResponse()
+
+    @_guard
+    def Hints(self, request: pb.HintsRequest, context: grpc.ServicerContext) -> pb.HintsResponse:
+        """The memory manager's hints per container (or for the pod in pod scope)."""
+        hints = self.host.locked(lambda: self.host.node.hints(_pod(request.pod)))
+        containers = []
+        for name, by_resource in hints.items():
+            if by_resource is None:
+                containers.append(pb.ContainerHints(container=name, no_preference=True))
+                continue
+            resources = []
+            for resource, items in by_resource.items():
+                if items is None:
+                    resources.append(pb.ResourceHints(resource=resource, no_preference=True))
+                    continue
+                resources.append(pb.ResourceHints(resource=resource, hints=[
+                    pb.TopologyHint(numa_nodes=list(h.nodes() or ()), preferred=h.preferred,
+                                    any_numa_node=h.nodes() is None)
+                    for h in items
+                ]))
+            containers.append(pb.ContainerHints(container=name, resources=resources))
+        return pb.HintsResponse(containers=containers)
+
+    @_guard
+    def MachineState(self, request: pb.MachineStateRequest, context: grpc.ServicerContext) -> pb.MachineStateResponse:
+        """The memory manager's machine state, nodes and resources sorted."""
+        state = self.host.locked(self.host.node.machine_state)
+        nodes = []
+        for numa, node in sorted(state.items()):
+            tables = [
+                pb.MemoryTable(resource=resource, total_mem_size=t.total_mem_size, system_reserved=t.system_reserved,
+                               allocatable=t.allocatable, reserved=t.reserved, free=t.free)
+                for resource, t in sorted((node.memory_map or {}).items()) if t is not None
+            ]
+            nodes.append(pb.NUMANodeState(id=numa, number_of_assignments=node.number_of_assignments,
+                                          cells=list(node.cells or []), memory=tables))
+        return pb.MachineStateResponse(nodes=nodes)
+
+    @_guard
+    def Restart(self, request: pb.RestartRequest, context: grpc.ServicerContext) -> pb.RestartResponse:
+        """A kubelet restart, optionally with changed configuration fields."""
+        self.host.restart(parse_overrides(request.kubelet, "kubelet"))
+        return pb.RestartResponse()
+
+    @_guard
+    def ListPods(self, request: pb.ListPodsRequest, context: grpc.ServicerContext) -> pb.ListPodsResponse:
+        """The active pods, admission order."""
+        pods = self.host.locked(self.host.node.active_pods)
+        return pb.ListPodsResponse(pods=[pb.PodRef(name=p.name, namespace=p.namespace, uid=p.uid) for p in pods])

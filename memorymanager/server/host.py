@@ -1,0 +1,154 @@
+"""One node shared by every gRPC and HTTP handler: the node, its lock, its metrics.
+
+Kubelet admits pods one at a time (the pod admission handlers run in the sync loop, and the
+memory manager holds its own mutex), so `NodeHost` runs every operation of the node under
+one lock: concurrent clients see the node as a sequence of whole admissions and removals,
+and readers (PodResources, metrics) never see half an admission.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, TypeVar
+
+from kubeinputs.errors import InputError
+from kubeinputs.features import FeatureGates
+from kubeinputs.pod import Pod
+from memorymanager.node.api import Admission, HintsInput, Node, PodInput
+from memorymanager.server.metrics import KubeletMetrics, exposition
+from state.types import Block
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ContainerView:
+    """One container as PodResources reports it: name and memory blocks."""
+
+    name: str
+    memory: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class PodView:
+    """One active pod: name, namespace, UID, listed containers, pod-level blocks."""
+
+    name: str
+    namespace: str
+    uid: str
+    containers: tuple[ContainerView, ...]
+    memory: tuple[Block, ...]
+
+
+def listed_containers(pod: Pod, sidecars: bool = True) -> list[Any]:
+    """Kubelet's PodResources order: restartable init containers (sidecars) first, then app
+    containers; regular init containers are not listed."""
+    first = [c for c in pod.init_containers if sidecars and c.is_restartable]
+    return first + list(pod.containers)
+
+
+class NodeHost:
+    """A started `memorymanager.Node` behind one lock, with kubelet's metrics attached."""
+
+    def __init__(self, node: Node, *, already_started: bool = False) -> None:
+        self.node = node
+        self.lock = threading.RLock()
+        self.metrics = KubeletMetrics()
+        self.generation = 0  # bumped by every operation that may change the node
+        self._cache: dict[str, tuple[int, Any]] = {}
+        if not already_started:
+            node.start()  # raises KubeletStartError, before any socket is bound
+        self.metrics.attach(node.simulated_node)
+
+    def locked(self, fn: Callable[[], T]) -> T:
+        """Run `fn` with the node to itself."""
+        with self.lock:
+            return fn()
+
+    def cached(self, key: str, build: Callable[[], T]) -> T:
+        """`build()`'s answer, built again only when the node changed since the last call (the
+        PodResources answers of an unchanged node are the same; kubelet recomputes them)."""
+        with self.lock:
+            hit = self._cache.get(key)
+            if hit is not None and hit[0] == self.generation:
+                return hit[1]
+            value = build()
+            self._cache[key] = (self.generation, value)
+            return value
+
+    # ----- writes -----
+
+    def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
+        with self.lock:
+            self.generation += 1  # even a refusal may leave earlier containers' allocations
+            return self.node.admit(pod, hints)
+
+    def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
+        with self.lock:
+            return self.node.would_admit(pod, hints)
+
+    def remove(self, pod: str, container: Optional[str] = None) -> None:
+        with self.lock:
+            self.generation += 1
+            self.node.remove(pod, container)
+
+    def restart(self, overrides: Optional[dict[str, object]] = None) -> None:
+        """A kubelet restart: state from the checkpoint, counters from zero."""
+        with self.lock:
+            self.generation += 1
+            self.metrics.reset()
+            try:
+                self.node.restart(**(overrides or {}))
+            finally:
+                self.metrics.attach(self.node.simulated_node)
+
+    # ----- reads -----
+
+    def feature_enabled(self, gate: str) -> bool:
+        """Whether a kubelet feature gate is on in the node's configuration."""
+        with self.lock:
+            return FeatureGates.from_config(self.node.kubelet.feature_gates).enabled(gate)
+
+    def pod_views(self, app_only: bool = False) -> list[PodView]:
+        """The active pods with their listed containers' blocks (one consistent snapshot);
+        `app_only` lists app containers alone (the v1alpha1 order)."""
+        with self.lock:
+            gates = FeatureGates.from_config(self.node.kubelet.feature_gates)
+            sidecars = gates.enabled("SidecarContainers") and not app_only
+            views = []
+            for pod in self.node.active_pods():
+                containers = tuple(
+                    ContainerView(c.name, tuple(self.node.memory_blocks(pod.uid, c.name)))
+                    for c in listed_containers(pod, sidecars)
+                )
+                views.append(PodView(pod.name, pod.namespace, pod.uid, containers,
+                                     tuple(self.node.pod_memory_blocks(pod.uid))))
+            return views
+
+    def find_view(self, name: str, namespace: str) -> Optional[PodView]:
+        """An active pod by name and namespace (kubelet's GetPodByName), else None."""
+        for view in self.pod_views():
+            if view.name == name and view.namespace == namespace:
+                return view
+        return None
+
+    def allocatable_blocks(self) -> list[Block]:
+        with self.lock:
+            return self.node.allocatable_blocks()
+
+    def metrics_text(self) -> str:
+        """The `/metrics` page."""
+        with self.lock:
+            return exposition(self.metrics, self.node.simulated_node)
+
+
+def parse_overrides(text: str, where: str) -> dict[str, object]:
+    """A YAML/JSON map of KubeletConfiguration fields (empty text: no change)."""
+    from kubeinputs.reader import load_text
+
+    if not text.strip():
+        return {}
+    doc = load_text(text, where)
+    if not isinstance(doc, dict):
+        raise InputError(where, "expected a map of KubeletConfiguration fields")
+    return doc

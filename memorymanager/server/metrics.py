@@ -1,0 +1,453 @@
+"""Prometheus metrics of a simulated node: kubelet's own memory and topology manager metrics,
+plus per-NUMA-node gauges no kubelet exports.
+
+Kubelet's metrics (names, help texts with component-base's `[ALPHA]` prefix, labels and
+buckets as kubelet v1.37 registers them):
+
+- `kubelet_memory_manager_pinning_requests_total` / `..._errors_total`: one per Allocate
+  (or AllocatePod) call of the Static policy for a Guaranteed pod, an error when it failed;
+- `kubelet_topology_manager_admission_requests_total` / `..._errors_total`: one per
+  admission, an error per refused admission;
+- `kubelet_topology_manager_admission_duration_ms`: a histogram of whole milliseconds
+  (kubelet observes `Milliseconds()`, an integer), buckets 0.05 * 2^k, k = 0..14;
+- `kubelet_container_aligned_compute_resources_count` / `..._failure_count`, labels
+  `scope` (container, pod) and `boundary` (numa_node): counted only under the
+  single-numa-node policy, per container (container scope) or per pod (pod scope).
+
+Kubelet counts these inside its managers. Here `KubeletMetrics.attach` gives one started
+node's managers counting subclasses (per instance; the managers' classes and code stay free of
+metrics), and a deep copy of the node (`would_admit`'s trial) counts into a detached recorder. Counters belong to one kubelet process: a restart
+starts them again from zero, as kubelet's do.
+
+Our own gauges, modelled on nri-plugins' `mem.node.*` (labels `numa_node`, `resource`):
+`memorymanager_numa_node_capacity_bytes`, `..._allocatable_bytes`, `..._reserved_bytes`
+(assigned to containers), `..._free_bytes`, `..._system_reserved_bytes` and
+`memorymanager_numa_node_containers` (containers with a block of that resource on the node).
+
+The text exposition is written here (format 0.0.4) rather than by prometheus-client's
+`generate_latest`, which would rename the two `_count` counters to `..._count_total`;
+prometheus-client's parser reads it back (the tests do).
+"""
+from __future__ import annotations
+
+import contextlib
+import http.server
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
+
+from prometheus_client.core import Metric
+
+from topologymanager.policy import is_alignment_guaranteed
+
+T = TypeVar("T")
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+DURATION_BUCKETS: tuple[float, ...] = tuple(0.05 * 2 ** k for k in range(15))
+SCOPES = ("container", "pod")
+BOUNDARY_NUMA = "numa_node"
+
+# name -> (type, help) of kubelet's metrics (help texts as kubelet prints them).
+KUBELET_METRICS: dict[str, tuple[str, str]] = {
+    "kubelet_memory_manager_pinning_requests_total": (
+        "counter", "[ALPHA] The number of memory pages allocations which required pinning."),
+    "kubelet_memory_manager_pinning_errors_total": (
+        "counter", "[ALPHA] The number of memory pages allocations which required pinning that failed."),
+    "kubelet_topology_manager_admission_requests_total": (
+        "counter", "[ALPHA] The number of admission requests where resources have to be aligned."),
+    "kubelet_topology_manager_admission_errors_total": (
+        "counter", "[ALPHA] The number of admission request failures where resources could not be aligned."),
+    "kubelet_topology_manager_admission_duration_ms": (
+        "histogram", "[ALPHA] Duration in milliseconds to serve a pod admission request."),
+    "kubelet_container_aligned_compute_resources_count": (
+        "counter", "[ALPHA] Cumulative number of aligned compute resources allocated to containers by alignment type."),
+    "kubelet_container_aligned_compute_resources_failure_count": (
+        "counter", "[ALPHA] Cumulative number of failures to allocate aligned compute resources to containers "
+        "by alignment type."),
+}
+
+NUMA_GAUGES: dict[str, str] = {
+    "memorymanager_numa_node_capacity_bytes": "Memory of this type on the NUMA node (the memory manager's total).",
+    "memorymanager_numa_node_allocatable_bytes": "Allocatable memory: capacity minus the reserved memory.",
+    "memorymanager_numa_node_system_reserved_bytes": "Memory reserved for the system (reservedMemory).",
+    "memorymanager_numa_node_reserved_bytes": "Memory the memory manager assigned to containers.",
+    "memorymanager_numa_node_free_bytes": "Allocatable memory not assigned to any container.",
+    "memorymanager_numa_node_containers": "Containers holding a block of this memory type on the NUMA node.",
+}
+
+
+@dataclass
+class Counts:
+    """The counter and histogram values of one kubelet process."""
+
+    pinning_requests: int = 0
+    pinning_errors: int = 0
+    admission_requests: int = 0
+    admission_errors: int = 0
+    duration_buckets: list[int] = field(default_factory=lambda: [0] * len(DURATION_BUCKETS))  # not cumulative
+    duration_sum: float = 0.0
+    duration_count: int = 0
+    aligned: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
+    aligned_failures: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
+
+
+class KubeletMetrics:
+    """Kubelet's memory and topology manager counters for one node, fed by `attach`."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.counts = Counts()
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def reset(self) -> None:
+        """Back to zero (a new kubelet process)."""
+        with self._lock:
+            self.counts = Counts()
+
+    def snapshot(self) -> Counts:
+        """A consistent copy of the values."""
+        with self._lock:
+            c = self.counts
+            return Counts(c.pinning_requests, c.pinning_errors, c.admission_requests, c.admission_errors,
+                          list(c.duration_buckets), c.duration_sum, c.duration_count,
+                          dict(c.aligned), dict(c.aligned_failures))
+
+    def observe_duration(self, milliseconds: float) -> None:
+        """One admission's duration into the histogram."""
+        with self._lock:
+            c = self.counts
+            for i, bound in enumerate(DURATION_BUCKETS):
+                if milliseconds <= bound:
+                    c.duration_buckets[i] += 1
+                    break
+            c.duration_sum += milliseconds
+            c.duration_count += 1
+
+    def _add(self, name: str, key: Optional[str] = None) -> None:
+        with self._lock:
+            if key is None:
+                setattr(self.counts, name, getattr(self.counts, name) + 1)
+            else:
+                getattr(self.counts, name)[key] += 1
+
+    # ----- instrumentation -----
+
+    def __deepcopy__(self, memo: dict) -> "KubeletMetrics":
+        """A copy of an instrumented node (`would_admit`'s trial) counts into a fresh, detached
+        recorder: trial admissions are not kubelet admissions."""
+        return KubeletMetrics(self._clock)
+
+    def attach(self, node: Any) -> None:
+        """Count what the started node's managers do from now on (call again after each start).
+
+        The managers' classes are swapped, per instance, for counting subclasses that call the
+        original methods; a deep copy of the node keeps counting into a detached recorder.
+        """
+        if getattr(node, "memory_manager", None) is None or getattr(node, "topology_manager", None) is None:
+            return
+        policy = node.memory_manager.policy
+        if policy.name() == "Static":  # only the Static policy pins memory
+            _counting(policy, _CountedPolicy, self)
+        manager = node.topology_manager
+        _counting(manager, _CountedTopologyManager, self)
+        if is_alignment_guaranteed(manager.get_policy()) and manager.scope.name in SCOPES:
+            _counting(manager.scope, _CountedScope, self)
+
+    # ----- exposition -----
+
+    def families(self) -> list[Metric]:
+        """Kubelet's metric families with the current values."""
+        c = self.snapshot()
+        out: list[Metric] = []
+
+        def counter(name: str, value: float, labels: Optional[list[dict[str, str]]] = None,
+                    values: Optional[list[float]] = None) -> None:
+            kind, help_text = KUBELET_METRICS[name]
+            metric = Metric(name, help_text, kind)
+            metric.name = name  # keep kubelet's exact name (Metric strips `_total`)
+            if labels is None:
+                metric.add_sample(name, {}, value)
+            else:
+                for label, v in zip(labels, values or []):
+                    metric.add_sample(name, label, v)
+            out.append(metric)
+
+        counter("kubelet_memory_manager_pinning_requests_total", c.pinning_requests)
+        counter("kubelet_memory_manager_pinning_errors_total", c.pinning_errors)
+        counter("kubelet_topology_manager_admission_requests_total", c.admission_requests)
+        counter("kubelet_topology_manager_admission_errors_total", c.admission_errors)
+        out.append(_histogram("kubelet_topology_manager_admission_duration_ms", c))
+        labels = [{"scope": s, "boundary": BOUNDARY_NUMA} for s in SCOPES]
+        counter("kubelet_container_aligned_compute_resources_count", 0, labels, [c.aligned[s] for s in SCOPES])
+        counter("kubelet_container_aligned_compute_resources_failure_count", 0, labels,
+                [c.aligned_failures[s] for s in SCOPES])
+        return out
+
+
+_COUNTING_CLASSES: dict[tuple[type, type], type] = {}
+
+
+def _counting(obj: Any, mixin: type, metrics: KubeletMetrics) -> None:
+    """Give `obj` the counting `mixin` on top of its own class, and its recorder."""
+    cls = type(obj)
+    if not issubclass(cls, mixin):
+        key = (mixin, cls)
+        if key not in _COUNTING_CLASSES:
+            _COUNTING_CLASSES[key] = type(f"Counted{cls.__name__}", (mixin, cls), {})
+        obj.__class__ = _COUNTING_CLASSES[key]
+    obj._kubelet_metrics = metrics
+
+
+class _CountedPolicy:
+    """The Static memory-manager policy, counting pinning requests and errors as kubelet does:
+    one per Allocate (AllocatePod) of a Guaranteed pod it does not skip, an error when it fails."""
+
+    _kubelet_metrics: KubeletMetrics
+
+    def _counted(self, call: Callable[[], None], pod: Any, pod_level: bool) -> None:
+        if not self._is_guaranteed(pod) or (not pod_level and self._skip_pod_level(pod)):
+            return call()
+        self._kubelet_metrics._add("pinning_requests")
+        try:
+            return call()
+        except Exception:
+            self._kubelet_metrics._add("pinning_errors")
+            raise
+
+    def allocate(self, state: Any, pod: Any, container: Any) -> None:
+        return self._counted(lambda: super(_CountedPolicy, self).allocate(state, pod, container), pod, False)
+
+    def allocate_pod(self, state: Any, pod: Any) -> None:
+        return self._counted(lambda: super(_CountedPolicy, self).allocate_pod(state, pod), pod, True)
+
+
+class _CountedTopologyManager:
+    """The topology manager, counting admissions, refusals and their duration in whole ms."""
+
+    _kubelet_metrics: KubeletMetrics
+
+    def admit(self, pod: Any) -> Any:
+        metrics = self._kubelet_metrics
+        metrics._add("admission_requests")
+        start = metrics._clock()
+        result = super().admit(pod)  # type: ignore[misc]
+        elapsed_ms = int((metrics._clock() - start) * 1000)  # Go's Duration.Milliseconds(): truncated
+        metrics.observe_duration(float(elapsed_ms))
+        if not result.admit:
+            metrics._add("admission_errors")
+        elif self.scope.name == "pod" and is_alignment_guaranteed(self.get_policy()):
+            metrics._add("aligned", "pod")
+        return result
+
+
+class _CountedScope:
+    """A container or pod scope under single-numa-node: alignment failures per merge, and (in
+    container scope) one aligned container per successful allocation."""
+
+    _kubelet_metrics: KubeletMetrics
+
+    def calculate_affinity(self, *args: Any) -> Any:
+        best, admitted = super().calculate_affinity(*args)  # type: ignore[misc]
+        if not admitted:
+            self._kubelet_metrics._add("aligned_failures", self.name)
+        return best, admitted
+
+    def allocate_aligned_resources(self, pod: Any, container: Any) -> Any:
+        err = super().allocate_aligned_resources(pod, container)  # type: ignore[misc]
+        if err is None and self.name == "container":
+            self._kubelet_metrics._add("aligned", "container")
+        return err
+
+
+def _histogram(name: str, counts: Counts) -> Metric:
+    """A histogram family with kubelet's buckets (cumulative counts, +Inf, sum, count)."""
+    _, help_text = KUBELET_METRICS[name]
+    metric = Metric(name, help_text, "histogram")
+    cumulative = 0
+    for bound, in_bucket in zip(DURATION_BUCKETS, counts.duration_buckets):
+        cumulative += in_bucket
+        metric.add_sample(name + "_bucket", {"le": go_float(bound)}, cumulative)
+    metric.add_sample(name + "_bucket", {"le": "+Inf"}, counts.duration_count)
+    metric.add_sample(name + "_sum", {}, counts.duration_sum)
+    metric.add_sample(name + "_count", {}, counts.duration_count)
+    return metric
+
+
+def numa_families(node: Any) -> list[Metric]:
+    """Per-NUMA-node gauges of a simulated node (`Node.simulated_node`); nothing when it is
+    not running."""
+    if not getattr(node, "running", False):
+        return []
+    machine_state = node.state().get_machine_state()
+    containers: dict[tuple[int, str], int] = {}
+    for pod in node.active_pods():
+        for container in pod.all_containers():
+            seen: set[tuple[int, str]] = set()
+            for block in node.memory_manager.get_memory(pod.uid, container.name) or []:
+                for numa in block.numa_affinity or []:
+                    seen.add((numa, block.type))
+            for key in seen:
+                containers[key] = containers.get(key, 0) + 1
+    picks: dict[str, Callable[[Any], int]] = {
+        "memorymanager_numa_node_capacity_bytes": lambda t: t.total_mem_size,
+        "memorymanager_numa_node_allocatable_bytes": lambda t: t.allocatable,
+        "memorymanager_numa_node_system_reserved_bytes": lambda t: t.system_reserved,
+        "memorymanager_numa_node_reserved_bytes": lambda t: t.reserved,
+        "memorymanager_numa_node_free_bytes": lambda t: t.free,
+    }
+    out: list[Metric] = []
+    for name, pick in picks.items():
+        metric = Metric(name, NUMA_GAUGES[name], "gauge")
+        for numa, state in sorted(machine_state.items()):
+            for resource, table in sorted((state.memory_map or {}).items()):
+                if table is not None:
+                    metric.add_sample(name, {"numa_node": str(numa), "resource": resource}, pick(table))
+        out.append(metric)
+    name = "memorymanager_numa_node_containers"
+    metric = Metric(name, NUMA_GAUGES[name], "gauge")
+    for numa, state in sorted(machine_state.items()):
+        for resource in sorted(state.memory_map or {}):
+            metric.add_sample(name, {"numa_node": str(numa), "resource": resource}, containers.get((numa, resource), 0))
+    out.append(metric)
+    return out
+
+
+def render(families: Iterable[Metric]) -> str:
+    """The Prometheus text exposition (0.0.4) of metric families, names exactly as given."""
+    lines: list[str] = []
+    for metric in families:
+        help_text = metric.documentation.replace("\\", r"\\").replace("\n", r"\n")
+        lines.append(f"# HELP {metric.name} {help_text}")
+        lines.append(f"# TYPE {metric.name} {metric.type}")
+        for sample in metric.samples:
+            labels = ""
+            if sample.labels:
+                # client_golang sorts label names; a histogram's `le` comes last
+                names = sorted(k for k in sample.labels if k != "le") + (["le"] if "le" in sample.labels else [])
+                body = ",".join(f'{k}="{_escape(sample.labels[k])}"' for k in names)
+                labels = "{" + body + "}"
+            lines.append(f"{sample.name}{labels} {go_float(sample.value)}")
+    return "\n".join(lines) + "\n"
+
+
+def go_float(value: float) -> str:
+    """A sample value as Go's client prints it (strconv 'g', shortest): `2`, `0.05`,
+    `1.7179869184e+10`, `+Inf`."""
+    value = float(value)
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    digits, exp = _shortest(value)
+    sign = "-" if value < 0 else ""
+    if exp < -4 or exp >= 6:  # Go uses %e from exponent 6 on when printing the shortest form
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    if exp >= len(digits) - 1:
+        return sign + digits + "0" * (exp - len(digits) + 1)
+    if exp >= 0:
+        return sign + digits[: exp + 1] + "." + digits[exp + 1:]
+    return sign + "0." + "0" * (-exp - 1) + digits
+
+
+def _shortest(value: float) -> tuple[str, int]:
+    """The shortest round-trip decimal digits of |value| and its decimal exponent."""
+    from decimal import Decimal
+
+    sign, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(str(d) for d in digit_tuple)
+    return digits, len(digits) - 1 + int(exponent)
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+
+
+def exposition(metrics: KubeletMetrics, node: Any) -> str:
+    """Everything `/metrics` shows for a simulated node: kubelet's families, then the per-NUMA gauges."""
+    return render(metrics.families() + numa_families(node))
+
+
+@contextlib.contextmanager
+def recording_scenarios() -> Iterator[Callable[[], str]]:
+    """While active, every node the scenario runner builds is instrumented; yields a function
+    giving the exposition of the last one (`run --metrics FILE`).
+
+    Each start or restart of a node is a new kubelet process, so its counters start from zero.
+    The runner's `SimulatedNode` name is swapped for an instrumented subclass for the duration
+    only (the runner itself stays unaware of metrics).
+    """
+    from memorymanager.runner import execute
+
+    last: dict[str, Any] = {}
+
+    class RecordedNode(execute.SimulatedNode):  # type: ignore[misc, valid-type]
+        def start(self) -> None:
+            metrics = KubeletMetrics()
+            last["node"], last["metrics"] = self, metrics
+            try:
+                super().start()
+            finally:
+                metrics.attach(self)
+
+    original = execute.SimulatedNode
+    execute.SimulatedNode = RecordedNode
+    try:
+        yield lambda: exposition(last["metrics"], last["node"]) if last else render(KubeletMetrics().families())
+    finally:
+        execute.SimulatedNode = original
+
+
+class MetricsHTTPServer:
+    """`/metrics` over HTTP for one node, in a daemon thread; `text()` gives the page."""
+
+    def __init__(self, host: str, port: int, text: Callable[[], str]) -> None:
+        page = text
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                if self.path.split("?", 1)[0] != "/metrics":
+                    self.send_error(404, "only /metrics is served here")
+                    return
+                try:
+                    body = page().encode("utf-8")
+                except Exception as exc:  # never a dead server
+                    self.send_error(500, f"collecting metrics failed: {exc}")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", CONTENT_TYPE)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="metrics-http", daemon=True)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The bound host and port (the port chosen by the system when 0 was asked)."""
+        host, port = self.httpd.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def write_scenario_metrics(path: str, run: Callable[[], T]) -> T:
+    """Call `run` (the scenario runner) with recording on, then write the metrics to `path`."""
+    with recording_scenarios() as text:
+        result = run()
+        page = text()
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(page)
+    return result

@@ -1,0 +1,288 @@
+"""Kubelet's PodResources API (`v1.PodResourcesLister`, `v1alpha1.PodResourcesLister`) for a
+simulated node, with kubelet v1.37's semantics:
+
+- `List` reports the active pods; per pod, restartable init containers (sidecars) first, then
+  app containers, regular init containers left out; per container one `ContainerMemory` per
+  memory-manager block (type, the block's whole size, its NUMA nodes ascending). Under the None
+  policy there are no blocks, so memory lists are empty.
+- `GetAllocatableResources` answers the memory manager's allocatable memory as computed at
+  start (one block per NUMA node and memory type with something allocatable).
+- `Get` is behind the `KubeletPodResourcesGet` gate (beta, on by default since 1.34); kubelet
+  answers a plain Go error, which gRPC sends with code UNKNOWN: `PodResources API Get method
+  disabled`, or `pod NAME in namespace NS not found`.
+- A token bucket (100 calls/s, burst 10, kubelet's defaults) guards the PodResources methods;
+  a call over the limit gets RESOURCE_EXHAUSTED `rejected by rate limit`.
+
+CPU ids and devices come from no manager here (the simulated node has no CPU or device
+manager): they are empty unless `ProviderData` (the `--providers` file of `serve`) gives them.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+import grpc
+
+from kubeinputs.errors import InputError, expect_map, index_path, join_path
+from memorymanager.server import DEFAULT_SOCKET  # noqa: F401 (re-exported)
+from memorymanager.server.host import NodeHost, PodView
+from memorymanager.server.protos.v1 import api_pb2 as v1
+from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
+from memorymanager.server.protos.v1alpha1 import api_pb2 as v1alpha1
+from memorymanager.server.protos.v1alpha1 import api_pb2_grpc as v1alpha1_grpc
+from state.types import Block
+
+DEFAULT_QPS = 100.0
+DEFAULT_BURST = 10
+RATE_LIMIT_MESSAGE = "rejected by rate limit"
+GET_DISABLED_MESSAGE = "PodResources API Get method disabled"
+
+
+class TokenBucket:
+    """golang.org/x/time/rate's Allow(): `qps` tokens per second, at most `burst` stored;
+    the bucket starts full."""
+
+    def __init__(self, qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.qps = qps
+        self.burst = burst
+        self._clock = clock
+        self._tokens = float(burst)
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def allow(self) -> bool:
+        """Take a token if there is one."""
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False
+
+
+# ----- other providers' data (CPU ids, devices) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device entry: resource name, device IDs, NUMA nodes (empty: no topology)."""
+
+    resource_name: str
+    device_ids: tuple[str, ...]
+    numa_nodes: tuple[int, ...] = ()
+
+
+@dataclass
+class ProviderData:
+    """What the CPU manager and the device manager would report, given by the user.
+
+    Containers are keyed `namespace/pod/container`.
+    """
+
+    allocatable_cpus: list[int] = field(default_factory=list)
+    container_cpus: dict[str, list[int]] = field(default_factory=dict)
+    allocatable_devices: list[Device] = field(default_factory=list)
+    container_devices: dict[str, list[Device]] = field(default_factory=dict)
+
+    def cpus(self, namespace: str, pod: str, container: str) -> list[int]:
+        return list(self.container_cpus.get(f"{namespace}/{pod}/{container}", []))
+
+    def devices(self, namespace: str, pod: str, container: str) -> list[Device]:
+        return list(self.container_devices.get(f"{namespace}/{pod}/{container}", []))
+
+
+def _int_list(value: Any, where: str) -> list[int]:
+    if not isinstance(value, list):
+        raise InputError(where, "expected a list of integers")
+    for i, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, int) or item < 0:
+            raise InputError(index_path(where, i), "expected a non-negative integer")
+    return list(value)
+
+
+def _device(value: Any, where: str) -> Device:
+    value = expect_map(value, where, "a device {resourceName, deviceIds, numaNodes}")
+    unknown = set(value) - {"resourceName", "deviceIds", "numaNodes"}
+    if unknown:
+        raise InputError(join_path(where, sorted(unknown)[0]), "unknown key")
+    name = value.get("resourceName")
+    if not isinstance(name, str) or not name:
+        raise InputError(join_path(where, "resourceName"), "expected a resource name")
+    ids = value.get("deviceIds", [])
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise InputError(join_path(where, "deviceIds"), "expected a list of strings")
+    return Device(name, tuple(ids), tuple(_int_list(value.get("numaNodes", []), join_path(where, "numaNodes"))))
+
+
+def _container_map(value: Any, where: str, item: Callable[[Any, str], Any]) -> dict[str, Any]:
+    value = expect_map(value, where, "a map of namespace/pod/container to entries")
+    out = {}
+    for key, entry in value.items():
+        if not isinstance(key, str) or key.count("/") != 2:
+            raise InputError(join_path(where, str(key)), "expected a key namespace/pod/container")
+        out[key] = item(entry, join_path(where, key))
+    return out
+
+
+def parse_provider_data(doc: Any, where: str = "providers") -> ProviderData:
+    """`{cpus: {allocatable: [ids], containers: {ns/pod/ctr: [ids]}},
+    devices: {allocatable: [device], containers: {ns/pod/ctr: [device]}}}`."""
+    doc = expect_map(doc or {}, where, "a map with cpus and devices")
+    unknown = set(doc) - {"cpus", "devices"}
+    if unknown:
+        raise InputError(join_path(where, sorted(unknown)[0]), "unknown key; expected cpus or devices")
+    data = ProviderData()
+    cpus = expect_map(doc.get("cpus") or {}, join_path(where, "cpus"), "a map {allocatable, containers}")
+    data.allocatable_cpus = _int_list(cpus.get("allocatable", []), join_path(where, "cpus.allocatable"))
+    data.container_cpus = _container_map(cpus.get("containers") or {}, join_path(where, "cpus.containers"), _int_list)
+    devices = expect_map(doc.get("devices") or {}, join_path(where, "devices"), "a map {allocatable, containers}")
+    allocatable = devices.get("allocatable", [])
+    if not isinstance(allocatable, list):
+        raise InputError(join_path(where, "devices.allocatable"), "expected a list of devices")
+    data.allocatable_devices = [_device(d, index_path(join_path(where, "devices.allocatable"), i))
+                                for i, d in enumerate(allocatable)]
+
+    def device_list(value: Any, w: str) -> list[Device]:
+        if not isinstance(value, list):
+            raise InputError(w, "expected a list of devices")
+        return [_device(d, index_path(w, i)) for i, d in enumerate(value)]
+
+    data.container_devices = _container_map(devices.get("containers") or {}, join_path(where, "devices.containers"),
+                                            device_list)
+    return data
+
+
+# ----- messages ---------------------------------------------------------------------------------
+
+
+def container_memory(blocks: Iterable[Block]) -> list[v1.ContainerMemory]:
+    """One ContainerMemory per block: type, whole size, NUMA nodes ascending (topology always set)."""
+    return [
+        v1.ContainerMemory(
+            memory_type=b.type, size=b.size,
+            topology=v1.TopologyInfo(nodes=[v1.NUMANode(ID=n) for n in sorted(b.numa_affinity or [])]),
+        )
+        for b in blocks
+    ]
+
+
+def devices_message(devices: Iterable[Device]) -> list[v1.ContainerDevices]:
+    return [
+        v1.ContainerDevices(resource_name=d.resource_name, device_ids=list(d.device_ids),
+                            topology=v1.TopologyInfo(nodes=[v1.NUMANode(ID=n) for n in d.numa_nodes]))
+        for d in devices
+    ]
+
+
+def pod_resources(view: PodView, providers: ProviderData) -> v1.PodResources:
+    """One pod as v1 PodResources."""
+    containers = [
+        v1.ContainerResources(
+            name=c.name,
+            devices=devices_message(providers.devices(view.namespace, view.name, c.name)),
+            cpu_ids=providers.cpus(view.namespace, view.name, c.name),
+            memory=container_memory(c.memory),
+        )
+        for c in view.containers
+    ]
+    return v1.PodResources(name=view.name, namespace=view.namespace, containers=containers,
+                           memory=container_memory(view.memory))
+
+
+class Status(Exception):
+    """A gRPC status a method answers with (code and message)."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _rate_limited(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Kubelet's rate-limit interceptor, applied to one servicer method; a `Status` the
+    method raises becomes its answer, any other failure an INTERNAL status naming it."""
+
+    def guarded(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        if self.limiter is not None and not self.limiter.allow():
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, RATE_LIMIT_MESSAGE)
+        try:
+            return method(self, request, context)
+        except Status as status:
+            failure = (status.code, status.message)
+        except Exception as exc:  # never a dead server
+            failure = (grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+        context.abort(*failure)
+
+    guarded.__name__ = method.__name__
+    guarded.__doc__ = method.__doc__
+    return guarded
+
+
+class PodResourcesV1(v1_grpc.PodResourcesListerServicer):
+    """`v1.PodResourcesLister`."""
+
+    def __init__(self, host: NodeHost, providers: Optional[ProviderData] = None,
+                 limiter: Optional[TokenBucket] = None) -> None:
+        self.host = host
+        self.providers = providers or ProviderData()
+        self.limiter = limiter
+
+    @_rate_limited
+    def List(self, request: v1.ListPodResourcesRequest, context: grpc.ServicerContext) -> v1.ListPodResourcesResponse:
+        """The active pods' resources."""
+        return self.host.cached("v1.List", lambda: v1.ListPodResourcesResponse(
+            pod_resources=[pod_resources(view, self.providers) for view in self.host.pod_views()]
+        ))
+
+    @_rate_limited
+    def GetAllocatableResources(self, request: v1.AllocatableResourcesRequest,
+                                context: grpc.ServicerContext) -> v1.AllocatableResourcesResponse:
+        """Devices, CPUs and memory the node can hand out (memory as computed at start)."""
+        return v1.AllocatableResourcesResponse(
+            devices=devices_message(self.providers.allocatable_devices),
+            cpu_ids=list(self.providers.allocatable_cpus),
+            memory=container_memory(self.host.allocatable_blocks()),
+        )
+
+    @_rate_limited
+    def Get(self, request: v1.GetPodResourcesRequest, context: grpc.ServicerContext) -> v1.GetPodResourcesResponse:
+        """One active pod's resources, by name and namespace."""
+        if not self.host.feature_enabled("KubeletPodResourcesGet"):
+            raise Status(grpc.StatusCode.UNKNOWN, GET_DISABLED_MESSAGE)
+        view = self.host.find_view(request.pod_name, request.pod_namespace)
+        if view is None:
+            raise Status(grpc.StatusCode.UNKNOWN, f"pod {request.pod_name} in namespace {request.pod_namespace} not found")
+        return v1.GetPodResourcesResponse(pod_resources=pod_resources(view, self.providers))
+
+
+class PodResourcesV1Alpha1(v1alpha1_grpc.PodResourcesListerServicer):
+    """`v1alpha1.PodResourcesLister`: names and devices only."""
+
+    def __init__(self, host: NodeHost, providers: Optional[ProviderData] = None,
+                 limiter: Optional[TokenBucket] = None) -> None:
+        self.host = host
+        self.providers = providers or ProviderData()
+        self.limiter = limiter
+
+    @_rate_limited
+    def List(self, request: v1alpha1.ListPodResourcesRequest,
+             context: grpc.ServicerContext) -> v1alpha1.ListPodResourcesResponse:
+        """The active pods with their app containers' devices (kubelet's v1alpha1 server walks
+        `spec.containers` only: no sidecars, unlike v1)."""
+        pods = []
+        for view in self.host.pod_views(app_only=True):
+            containers = [
+                v1alpha1.ContainerResources(
+                    name=c.name,
+                    devices=[v1alpha1.ContainerDevices(resource_name=d.resource_name, device_ids=list(d.device_ids))
+                             for d in self.providers.devices(view.namespace, view.name, c.name)],
+                )
+                for c in view.containers
+            ]
+            pods.append(v1alpha1.PodResources(name=view.name, namespace=view.namespace, containers=containers))
+        return v1alpha1.ListPodResourcesResponse(pod_resources=pods)

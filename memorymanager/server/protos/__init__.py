@@ -1,0 +1,1 @@
+"""The .proto files of the served APIs and their grpcio-tools code (`generate.py` regenerates it)."""

@@ -1,0 +1,1 @@
+"""Generated gRPC code of the PodResources and node-control protos."""

@@ -1,0 +1,96 @@
+"""A real server on a real unix socket in a temp folder, and real gRPC clients for it."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from typing import Any, Iterator, Optional
+
+import grpc
+
+import memorymanager
+from memorymanager.server.host import NodeHost
+from memorymanager.server.podresources import ProviderData
+from memorymanager.server.protos.control import control_pb2 as ctl
+from memorymanager.server.protos.control import control_pb2_grpc as ctl_grpc
+from memorymanager.server.protos.v1 import api_pb2 as v1
+from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
+from memorymanager.server.protos.v1alpha1 import api_pb2 as v1alpha1
+from memorymanager.server.protos.v1alpha1 import api_pb2_grpc as v1alpha1_grpc
+from memorymanager.server.server import NodeServer
+
+STATIC = {
+    "memoryManagerPolicy": "Static",
+    "topologyManagerPolicy": "single-numa-node",
+    "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}],
+}
+
+
+def machine(nodes: int = 2, per_node: int = 16 << 30, hugepages_2mi: int = 1024) -> Any:
+    return memorymanager.synthetic_machine(nodes, per_node, hugepages_2mi=hugepages_2mi)
+
+
+def pod(name: str, memory: str = "1Gi", cpu: str = "1", hugepages: Optional[str] = None, namespace: str = "default",
+        sidecar: Optional[str] = None, init: Optional[str] = None) -> str:
+    """A Guaranteed pod as JSON text."""
+    limits: dict[str, str] = {"cpu": cpu, "memory": memory}
+    if hugepages:
+        limits["hugepages-2Mi"] = hugepages
+    spec: dict[str, Any] = {"containers": [{"name": "app", "resources": {"limits": limits}}]}
+    inits = []
+    if init:
+        inits.append({"name": init, "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}})
+    if sidecar:
+        inits.append({"name": sidecar, "restartPolicy": "Always", "resources": {"limits": {"cpu": "1", "memory": "512Mi"}}})
+    if inits:
+        spec["initContainers"] = inits
+    return json.dumps({"metadata": {"name": name, "namespace": namespace}, "spec": spec})
+
+
+class Clients:
+    """Stubs of the three services on one channel."""
+
+    def __init__(self, socket_path: str) -> None:
+        self.channel = grpc.insecure_channel("unix:" + socket_path)
+        self.v1 = v1_grpc.PodResourcesListerStub(self.channel)
+        self.v1alpha1 = v1alpha1_grpc.PodResourcesListerStub(self.channel)
+        self.control = ctl_grpc.NodeControlStub(self.channel)
+
+    def admit(self, text: str, hints: str = "") -> Any:
+        return self.control.Admit(ctl.AdmitRequest(pod=text, hints=hints), timeout=10)
+
+    def list(self) -> Any:
+        return self.v1.List(v1.ListPodResourcesRequest(), timeout=10)
+
+    def allocatable(self) -> Any:
+        return self.v1.GetAllocatableResources(v1.AllocatableResourcesRequest(), timeout=10)
+
+    def get(self, name: str, namespace: str = "default") -> Any:
+        return self.v1.Get(v1.GetPodResourcesRequest(pod_name=name, pod_namespace=namespace), timeout=10)
+
+    def list_alpha(self) -> Any:
+        return self.v1alpha1.List(v1alpha1.ListPodResourcesRequest(), timeout=10)
+
+
+@contextlib.contextmanager
+def serving(tmp_path: Any, kubelet: Optional[dict] = None, *, rate_limit: bool = False, nodes: int = 2,
+            providers: Optional[ProviderData] = None, metrics: bool = False,
+            state_dir: Any = None) -> Iterator[tuple[NodeServer, Clients]]:
+    """A started server (state in `tmp_path/state`) and clients; stopped afterwards."""
+    state = state_dir or (tmp_path / "state")
+    os.makedirs(state, exist_ok=True)
+    node = memorymanager.Node(machine(nodes), STATIC if kubelet is None else kubelet, state_dir=state)
+    server = NodeServer(NodeHost(node), str(tmp_path / "pr" / "kubelet.sock"), providers=providers,
+                        rate_limit=rate_limit, metrics_address=("127.0.0.1", 0) if metrics else None)
+    server.start()
+    clients = Clients(server.socket_path)
+    try:
+        yield server, clients
+    finally:
+        clients.channel.close()
+        server.stop(0.5)
+
+
+def memory_of(container: Any) -> list[tuple[str, int, list[int]]]:
+    """A ContainerMemory list as (type, size, NUMA ids)."""
+    return [(m.memory_type, m.size, [n.ID for n in m.topology.nodes]) for m in container.memory]

@@ -1,0 +1,156 @@
+"""The node-control service over a real socket: answers like the Python API, clear statuses for
+bad input, and a consistent node under 8 concurrent clients."""
+from __future__ import annotations
+
+import io
+import json
+import random
+import threading
+
+import grpc
+import pytest
+
+import memorymanager.cli.app as cli
+from memorymanager.server.protos.control import control_pb2 as ctl
+from tests.server.serving import Clients, memory_of, pod, serving
+
+
+def test_admit_answers_as_the_python_api(tmp_path):
+    with serving(tmp_path) as (server, c):
+        text = pod("db", memory="8Gi", hugepages="512Mi")
+        expected = server.host.node.would_admit(text)
+        got = c.control.WouldAdmit(ctl.AdmitRequest(pod=text))
+        assert got.admitted and list(c.control.ListPods(ctl.ListPodsRequest()).pods) == []
+        got = c.admit(text)
+        (placement,) = got.placements
+        want = expected.placements["app"]
+        assert (placement.container, tuple(placement.numa_nodes), placement.preferred, dict(placement.memory),
+                placement.cpuset_mems) == ("app", want.numa_nodes, want.preferred, dict(want.memory), want.cpuset_mems)
+        (ref,) = c.control.ListPods(ctl.ListPodsRequest()).pods
+        assert (ref.name, ref.namespace) == ("db", "default")
+
+
+def test_refusal_is_an_answer_with_kubelets_reason(tmp_path):
+    with serving(tmp_path) as (_, c):
+        got = c.admit(pod("huge", memory="20Gi"))  # fits only across both nodes
+        assert not got.admitted and got.reason == "TopologyAffinityError" and list(got.placements) == []
+        assert got.message
+
+
+def test_hints_and_injected_hints(tmp_path):
+    kubelet = {"memoryManagerPolicy": "Static", "topologyManagerPolicy": "restricted",
+               "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
+    with serving(tmp_path, kubelet) as (_, c):
+        hints = c.control.Hints(ctl.HintsRequest(pod=pod("p"))).containers
+        (app,) = hints
+        (memory,) = app.resources
+        assert [(list(h.numa_nodes), h.preferred) for h in memory.hints] == [([0], True), ([1], True), ([0, 1], False)]
+        extra = json.dumps({"app": {"cpu": [{"numaAffinity": [1], "preferred": True}]}})
+        got = c.admit(pod("p"), hints=extra)
+        assert list(got.placements[0].numa_nodes) == [1]
+
+
+@pytest.mark.parametrize("text, code, words", [
+    ("", grpc.StatusCode.INVALID_ARGUMENT, "pod: empty"),
+    ("{not json", grpc.StatusCode.INVALID_ARGUMENT, "pod"),
+    ("/etc/passwd", grpc.StatusCode.INVALID_ARGUMENT, "pod"),
+    (json.dumps({"metadata": {"name": "x"}, "spec": {"containers": [{"name": "a", "resourcez": {}}]}}),
+     grpc.StatusCode.INVALID_ARGUMENT, 'pod.spec.containers[0].resourcez: unknown key; did you mean "resources"?'),
+])
+def test_bad_pods_get_invalid_argument_naming_the_problem(tmp_path, text, code, words):
+    with serving(tmp_path) as (_, c):
+        with pytest.raises(grpc.RpcError) as err:
+            c.admit(text)
+        assert err.value.code() == code and words in err.value.details()
+        assert c.admit(pod("ok")).admitted  # still serving
+
+
+def test_bad_hints_unknown_pods_and_bad_restarts(tmp_path):
+    with serving(tmp_path) as (_, c):
+        with pytest.raises(grpc.RpcError) as err:
+            c.admit(pod("p"), hints=json.dumps({"nosuch": {"cpu": []}}))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "hints.nosuch" in err.value.details()
+        with pytest.raises(grpc.RpcError) as err:
+            c.control.Remove(ctl.RemoveRequest(pod="ghost"))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND and "ghost" in err.value.details()
+        c.admit(pod("p"))
+        with pytest.raises(grpc.RpcError) as err:
+            c.control.Remove(ctl.RemoveRequest(pod="p", container="nope"))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND and "nope" in err.value.details()
+        with pytest.raises(grpc.RpcError) as err:
+            c.control.Restart(ctl.RestartRequest(kubelet="topologyManagerPolicy: sideways"))
+        assert err.value.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
+        assert "sideways" in err.value.details()
+
+
+def test_eight_clients_admitting_and_removing_500_pods_leave_a_consistent_node(tmp_path):
+    with serving(tmp_path, nodes=4) as (server, c):
+        names = [f"p{i}" for i in range(500)]
+        errors: list[BaseException] = []
+        kept: list[str] = []
+        lock = threading.Lock()
+
+        def worker(index: int) -> None:
+            clients = Clients(server.socket_path)
+            rng = random.Random(index)
+            try:
+                for name in names[index::8]:
+                    answer = clients.admit(pod(name, memory=f"{rng.choice([256, 512, 1024])}Mi"))
+                    if answer.admitted and rng.random() < 0.7:
+                        clients.control.Remove(ctl.RemoveRequest(pod=name))
+                    elif answer.admitted:
+                        with lock:
+                            kept.append(name)
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+            finally:
+                clients.channel.close()
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not errors
+        node = server.host.node
+        # PodResources agrees with the node: the kept pods, their blocks
+        listing = c.list()
+        assert sorted(p.name for p in listing.pod_resources) == sorted(kept)
+        reserved_by_blocks: dict[tuple[int, str], int] = {}
+        for p in listing.pod_resources:
+            for container in p.containers:
+                for kind, size, numa in memory_of(container):
+                    assert len(numa) == 1  # single-numa-node
+                    reserved_by_blocks[(numa[0], kind)] = reserved_by_blocks.get((numa[0], kind), 0) + size
+        # memory is conserved: free + reserved = allocatable, reserved = the blocks
+        for numa, state in node.machine_state().items():
+            for kind, table in state.memory_map.items():
+                assert table.free + table.reserved == table.allocatable
+                assert table.reserved == reserved_by_blocks.get((numa, kind), 0)
+        # the checkpoint verifies as kubelet would load it
+        out = io.StringIO()
+        code = cli.main(["checkpoint", "verify", str(tmp_path / "state" / "memory_manager_state"), "--policy", "Static"],
+                        out=out, err=io.StringIO())
+        assert code == 0, out.getvalue()
+
+
+def test_pod_scope_hints_and_pod_level_alignment_metrics(tmp_path):
+    kubelet = {"memoryManagerPolicy": "Static", "topologyManagerPolicy": "single-numa-node",
+               "topologyManagerScope": "pod", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
+    with serving(tmp_path, kubelet) as (server, c):
+        (entry,) = c.control.Hints(ctl.HintsRequest(pod=pod("p", sidecar="proxy"))).containers
+        assert entry.container == "pod"
+        assert c.admit(pod("wide", memory="20Gi")).reason == "TopologyAffinityError"  # only [0, 1] fits
+        assert c.admit(pod("p", sidecar="proxy")).admitted
+        counts = server.host.metrics.snapshot()
+        assert counts.aligned == {"container": 0, "pod": 1}
+        assert counts.aligned_failures == {"container": 0, "pod": 1}
+        assert (counts.admission_requests, counts.admission_errors) == (2, 1)
+
+
+def test_remove_needs_a_pod_reference(tmp_path):
+    with serving(tmp_path) as (_, c):
+        with pytest.raises(grpc.RpcError) as err:
+            c.control.Remove(ctl.RemoveRequest(pod=""))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert err.value.details() == "pod: expected the name or UID of an admitted pod"

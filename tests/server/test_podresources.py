@@ -1,0 +1,161 @@
+"""PodResources v1 and v1alpha1 over a real unix socket: kubelet's List/Get/GetAllocatableResources
+semantics, checked field by field against the node's own state, and the rate limit."""
+from __future__ import annotations
+
+import time
+
+import grpc
+import pytest
+
+from memorymanager.server.podresources import Device, ProviderData, TokenBucket
+from memorymanager.server.protos.control import control_pb2 as ctl
+from tests.server.serving import memory_of, pod, serving
+
+
+def test_list_reports_sidecars_then_apps_with_one_memory_entry_per_block(tmp_path):
+    with serving(tmp_path) as (server, c):
+        answer = c.admit(pod("db", memory="2Gi", hugepages="512Mi", sidecar="proxy", init="setup"))
+        assert answer.admitted
+        listing = c.list()
+        assert [p.name for p in listing.pod_resources] == ["db"]
+        db = listing.pod_resources[0]
+        assert db.namespace == "default"
+        # the regular init container is not listed; the sidecar comes first
+        assert [ct.name for ct in db.containers] == ["proxy", "app"]
+        node = server.host.node
+        uid = node.active_pods()[0].uid
+        for container in db.containers:
+            blocks = node.memory_blocks(uid, container.name)
+            assert memory_of(container) == [(b.type, b.size, sorted(b.numa_affinity)) for b in blocks]
+            assert list(container.cpu_ids) == [] and list(container.devices) == []
+            assert all(m.HasField("topology") for m in container.memory)
+        assert dict((t, s) for t, s, _ in memory_of(db.containers[1])) == {"memory": 2 << 30, "hugepages-2Mi": 512 << 20}
+        assert list(db.memory) == []  # no pod-level blocks without PodLevelResourceManagers
+
+
+def test_cross_numa_block_reports_whole_size_on_both_nodes(tmp_path):
+    kubelet = {"memoryManagerPolicy": "Static", "topologyManagerPolicy": "best-effort",
+               "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
+    with serving(tmp_path, kubelet) as (_, c):
+        assert c.admit(pod("big", memory="20Gi")).admitted
+        (app,) = c.list().pod_resources[0].containers
+        assert memory_of(app) == [("memory", 20 << 30, [0, 1])]
+
+
+def test_allocatable_is_the_memory_managers_and_cached_at_start(tmp_path):
+    with serving(tmp_path) as (server, c):
+        before = c.allocatable()
+        expected = server.host.node.allocatable()
+        got: dict[int, dict[str, int]] = {}
+        for m in before.memory:
+            (numa,) = [n.ID for n in m.topology.nodes]
+            got.setdefault(numa, {})[m.memory_type] = m.size
+        assert got == expected
+        assert got[0]["memory"] == (16 << 30) - (2 << 30) - (100 << 20)
+        c.admit(pod("a", memory="4Gi"))
+        assert c.allocatable() == before  # admissions do not change allocatable
+
+
+def test_get_finds_active_pods_only_with_kubelets_error_text(tmp_path):
+    with serving(tmp_path) as (_, c):
+        c.admit(pod("web", namespace="shop"))
+        got = c.get("web", "shop").pod_resources
+        assert (got.name, got.namespace, [x.name for x in got.containers]) == ("web", "shop", ["app"])
+        with pytest.raises(grpc.RpcError) as err:
+            c.get("web", "default")
+        assert err.value.code() == grpc.StatusCode.UNKNOWN
+        assert err.value.details() == "pod web in namespace default not found"
+        c.control.Remove(ctl.RemoveRequest(pod="web"))
+        with pytest.raises(grpc.RpcError) as err:
+            c.get("web", "shop")
+        assert err.value.details() == "pod web in namespace shop not found"
+        assert list(c.list().pod_resources) == []
+
+
+def test_get_behind_its_feature_gate(tmp_path):
+    kubelet = {"memoryManagerPolicy": "Static", "featureGates": {"KubeletPodResourcesGet": False},
+               "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
+    with serving(tmp_path, kubelet) as (_, c):
+        c.admit(pod("web"))
+        with pytest.raises(grpc.RpcError) as err:
+            c.get("web")
+        assert (err.value.code(), err.value.details()) == (grpc.StatusCode.UNKNOWN, "PodResources API Get method disabled")
+        assert [p.name for p in c.list().pod_resources] == ["web"]
+
+
+def test_none_policy_reports_no_memory(tmp_path):
+    with serving(tmp_path, {}) as (_, c):
+        assert c.admit(pod("web")).admitted
+        (app,) = c.list().pod_resources[0].containers
+        assert list(app.memory) == []
+        assert list(c.allocatable().memory) == []
+
+
+def test_restart_keeps_the_pods_and_blocks(tmp_path):
+    with serving(tmp_path) as (server, c):
+        c.admit(pod("a", memory="3Gi"))
+        c.admit(pod("b", memory="5Gi"))
+        before = c.list()
+        c.control.Restart(ctl.RestartRequest())
+        assert c.list() == before
+        c.control.Remove(ctl.RemoveRequest(pod="a"))
+        assert [p.name for p in c.list().pod_resources] == ["b"]
+
+
+def test_v1alpha1_lists_app_containers_with_devices(tmp_path):
+    providers = ProviderData(
+        allocatable_cpus=[0, 1, 2, 3],
+        container_cpus={"default/db/app": [2, 3]},
+        allocatable_devices=[Device("example.com/gpu", ("gpu0", "gpu1"), (0,))],
+        container_devices={"default/db/app": [Device("example.com/gpu", ("gpu0",), (0,))]},
+    )
+    with serving(tmp_path, providers=providers) as (_, c):
+        c.admit(pod("db", sidecar="proxy"))
+        alpha = c.list_alpha().pod_resources[0]
+        assert [x.name for x in alpha.containers] == ["app"]  # v1alpha1 walks spec.containers only
+        assert [(d.resource_name, list(d.device_ids)) for d in alpha.containers[0].devices] == [("example.com/gpu", ["gpu0"])]
+        app = c.list().pod_resources[0].containers[1]
+        assert list(app.cpu_ids) == [2, 3]
+        assert [n.ID for n in app.devices[0].topology.nodes] == [0]
+        alloc = c.allocatable()
+        assert list(alloc.cpu_ids) == [0, 1, 2, 3] and alloc.devices[0].device_ids == ["gpu0", "gpu1"]
+
+
+def test_rate_limit_rejects_a_burst_and_recovers(tmp_path):
+    with serving(tmp_path, rate_limit=True) as (_, c):
+        codes = []
+        for _ in range(200):
+            try:
+                c.list()
+                codes.append(grpc.StatusCode.OK)
+            except grpc.RpcError as err:
+                codes.append(err.code())
+                assert err.details() == "rejected by rate limit"
+        assert grpc.StatusCode.RESOURCE_EXHAUSTED in codes
+        assert codes[:10] == [grpc.StatusCode.OK] * 10  # the bucket starts with its burst
+        time.sleep(0.2)
+        c.list()
+        c.allocatable()
+
+
+def test_token_bucket_refills_at_its_rate():
+    now = [0.0]
+    bucket = TokenBucket(100, 10, clock=lambda: now[0])
+    assert sum(bucket.allow() for _ in range(50)) == 10
+    now[0] += 0.05  # 5 tokens
+    assert sum(bucket.allow() for _ in range(50)) == 5
+    now[0] += 10  # never more than the burst
+    assert sum(bucket.allow() for _ in range(50)) == 10
+
+
+def test_malformed_request_bytes_get_a_status_and_the_server_lives(tmp_path):
+    with serving(tmp_path) as (_, c):
+        raw = c.channel.unary_unary("/v1.PodResourcesLister/Get", request_serializer=None, response_deserializer=None)
+        with pytest.raises(grpc.RpcError) as err:
+            raw(b"\xff\xff\xff", timeout=5)
+        assert (err.value.code(), err.value.details()) == (grpc.StatusCode.INTERNAL, "Exception deserializing request!")
+        unknown = c.channel.unary_unary("/v1.PodResourcesLister/Nope", request_serializer=None, response_deserializer=None)
+        with pytest.raises(grpc.RpcError) as err:
+            unknown(b"", timeout=5)
+        assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        assert list(c.list().pod_resources) == []
