@@ -7,7 +7,8 @@ what the Node should have:
 - a None value means "owned, not published": a plain name is removed if present; a name
   containing `*` is an ownership pattern (`*` matches any run of characters) and removes
   every matching resource the policy is not publishing;
-- resources the policy neither names nor matches are left alone; None or {} owns nothing.
+- resources the policy neither names nor matches are left alone; None or {} owns nothing;
+- a `*` pattern with a value is refused (a pattern cannot be published).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import re
 from typing import Mapping, Optional
 
 from kubeinputs.quantity import Quantity
+
+from memorymanager.resmgr.types import PolicyError
 
 
 def _pattern(key: str) -> "re.Pattern[str]":
@@ -29,7 +32,10 @@ def reconcile_extended_resources(
     result = dict(current)
     if not managed:
         return result
-    published = {k: v for k, v in managed.items() if v is not None and "*" not in k}
+    for key, value in managed.items():
+        if "*" in key and value is not None:
+            raise PolicyError(f"extended resource {key!r}: a '*' pattern only marks ownership; its value must be None")
+    published = {k: v for k, v in managed.items() if v is not None}
     for key, value in managed.items():
         if value is not None:
             continue
