@@ -380,3 +380,14 @@ def test_reconfigure_restarts_kubelet(tmp_path) -> None:
     assert policy.active_policy() == "kubelet-static"
     assert policy.backend.machine_state() == state
     policy.allocate_resources(container("b", "1Gi"))
+
+
+def test_restart_keeps_cached_containers_even_before_sync(tmp_path) -> None:
+    """Started from the cache, every cached container is active at once: an allocation that
+    comes before Synchronize does not make the memory manager drop them as stale."""
+    policy, _ = make_policy(str(tmp_path))
+    policy.allocate_resources(container("a", "3Gi"))
+    again, _ = make_policy(str(tmp_path))
+    again.allocate_resources(container("b", "1Gi"))
+    assert free(again)[0] == 4 * GI - 100 * MI
+    assert again.backend.export_resource_data(again.cache.lookup("a-app")) == {"MEMS": "0"}
