@@ -32,11 +32,13 @@ from typing import Mapping, Optional, Sequence
 from kubeinputs.cpuset import cpuset_string
 from kubeinputs.errors import InputError
 from kubeinputs.kubelet_config import parse_kubelet_config
+from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod
 from kubeinputs.quantity import BINARY_SI, Quantity, QuantityError, parse_quantity
 from kubeinputs.qos import GUARANTEED
 
 from memorymanager.node.api import Node
+from state.types import Block, NUMANodeState
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
 from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.claims import ClaimAllocation, ClaimRecord, ClaimStore
@@ -92,7 +94,7 @@ class KubeletBackend:
         self._node: Optional[Node] = None
         self._cache: Optional[ContainerCache] = None
         self._owner: Optional[Owner] = None
-        self._system = None
+        self._system: Optional[MachineInfo] = None
         self._config: dict[str, object] = {}
         self._state_dir: Optional[str] = None
         self._driver = DEFAULT_DRIVER
@@ -208,7 +210,7 @@ class KubeletBackend:
             pods.setdefault(c.pod_uid, c.parsed_pod())
         return list(pods.values())
 
-    def _blocks(self, pod_uid: str, name: str) -> Optional[list]:
+    def _blocks(self, pod_uid: str, name: str) -> Optional[list[Block]]:
         node, _ = self._require()
         return node.simulated_node.memory_manager.get_memory(pod_uid, name)
 
@@ -234,6 +236,9 @@ class KubeletBackend:
         """Admit the container's pod as kubelet does (unless the container is already placed)."""
         node, _ = self._require()
         pod = container.parsed_pod()
+        if pod.uid.startswith(CLAIM_POD_PREFIX):
+            raise PolicyError(f"{container.pretty_name()}: pod UID {pod.uid!r} is reserved for DRA claims "
+                              f"(UIDs starting with {CLAIM_POD_PREFIX!r})")
         if self._active(pod.uid):
             if self._blocks(pod.uid, container.name) is not None or not self._static:
                 return
@@ -337,7 +342,7 @@ class KubeletBackend:
 
     # ----- node-level exports -----
 
-    def machine_state(self) -> dict:
+    def machine_state(self) -> dict[int, NUMANodeState]:
         """A copy of the memory manager's machine state (per NUMA node)."""
         with self._lock:
             node, _ = self._require()

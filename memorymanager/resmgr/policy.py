@@ -12,10 +12,11 @@ container's folder, and refreshes the system metrics after every change.
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, ContextManager, Optional, Sequence, TypeVar
+from typing import Callable, ContextManager, Mapping, Optional, Sequence, TypeVar
 
 from kubeinputs.errors import InputError
 from kubeinputs.machine import MachineInfo
+from kubeinputs.quantity import Quantity
 from kubeinputs.sysfs import read_machine_info
 from prometheus_client.registry import CollectorRegistry
 
@@ -133,7 +134,7 @@ class Policy:
         """The backend's extended resources map."""
         return self.backend.get_extended_resources()
 
-    def reconcile_extended_resources(self, current: dict) -> dict:
+    def reconcile_extended_resources(self, current: Mapping[str, Quantity]) -> dict[str, Quantity]:
         """A Node's extended resources after applying the backend's map (see `extended`)."""
         return reconcile_extended_resources(current, self.get_extended_resources())
 

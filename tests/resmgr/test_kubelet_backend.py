@@ -391,3 +391,20 @@ def test_restart_keeps_cached_containers_even_before_sync(tmp_path) -> None:
     again.allocate_resources(container("b", "1Gi"))
     assert free(again)[0] == 4 * GI - 100 * MI
     assert again.backend.export_resource_data(again.cache.lookup("a-app")) == {"MEMS": "0"}
+
+
+def test_claim_pod_uids_are_reserved(tmp_path) -> None:
+    policy, _ = make_policy(str(tmp_path))
+    manifest = pod("sneaky")
+    manifest["metadata"]["uid"] = "dra-claim-c"
+    with pytest.raises(r.PolicyError, match="pod UID 'dra-claim-c' is reserved for DRA claims"):
+        policy.allocate_resources(r.Container("sneaky-app", manifest, "app"))
+
+
+def test_published_devices_are_the_owners_copy(tmp_path) -> None:
+    owner = FakeOwner()
+    policy, _ = make_policy(str(tmp_path), owner=owner)
+    first = list(owner.devices)
+    policy.allocate_claim(claim("c"), [result(0, GI)])  # devices do not change with claims
+    policy.reconfigure(dict(STATIC))  # a restart publishes again, the same devices
+    assert owner.publishes == 2 and owner.devices == first
