@@ -191,6 +191,9 @@ class KubeletBackend:
             kubelet, state_dir, driver, zones = self._read_config(config)
             if state_dir != self._state_dir:
                 raise PolicyError(f"{self.name()}: stateDir cannot change on reconfiguration")
+            if state_dir is None:
+                raise PolicyError(f"{self.name()}: reconfiguration needs a stateDir (kubelet restarts from its "
+                                  "checkpoint; without one every placement would be lost)")
             old_node, old = node, self._config
             self._node = self._new_node(kubelet)
             try:

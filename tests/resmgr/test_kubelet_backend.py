@@ -408,3 +408,25 @@ def test_published_devices_are_the_owners_copy(tmp_path) -> None:
     policy.allocate_claim(claim("c"), [result(0, GI)])  # devices do not change with claims
     policy.reconfigure(dict(STATIC))  # a restart publishes again, the same devices
     assert owner.publishes == 2 and owner.devices == first
+
+
+@pytest.mark.parametrize("tm_policy", ["none", "best-effort", "restricted", "single-numa-node"])
+@pytest.mark.parametrize("scope", ["container", "pod"])
+def test_claim_goes_to_its_node_under_every_topology_policy(tmp_path, tm_policy: str, scope: str) -> None:
+    config = {**STATIC, "topologyManagerPolicy": tm_policy, "topologyManagerScope": scope}
+    policy, _ = make_policy(str(tmp_path), config)
+    policy.allocate_claim(claim("c"), [result(1, 3 * GI), result(1, 1 * GI, "second")])
+    assert free(policy) == {0: 8 * GI - 100 * MI, 1: 4 * GI}
+    with pytest.raises(r.PolicyError, match="needs 5Gi of memory on NUMA node 1, which has 4Gi free"):
+        policy.allocate_claim(claim("d"), [result(1, 5 * GI)])
+    policy.release_claim("c")
+    assert free(policy) == {0: 8 * GI - 100 * MI, 1: 8 * GI}
+
+
+def test_reconfigure_needs_a_state_dir() -> None:
+    policy = r.new_policy(r.KubeletBackend(), r.ContainerCache(None), r.Options(FakeOwner()), MACHINE)
+    policy.start(dict(STATIC))
+    policy.allocate_resources(container("a", "1Gi"))
+    with pytest.raises(r.PolicyError, match="reconfiguration needs a stateDir"):
+        policy.reconfigure(dict(STATIC))
+    assert free(policy)[0] == 7 * GI - 100 * MI
