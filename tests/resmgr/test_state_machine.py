@@ -109,12 +109,25 @@ class ResmgrMachine(RuleBasedStateMachine):
         self.policy.release_claim(uid)
         self.held.pop(uid, None)
 
-    @rule()
-    def restart(self) -> None:
+    @rule(early=st.booleans())
+    def restart(self, early: bool) -> None:
         before = self._observable(self.policy)
+        kept = self._restored(self.policy)
         self.policy = self._start()
-        self.policy.sync(list(self.policy.cache), [])
         assert self._observable(self.policy) == before
+        if early:
+            # an allocation before Synchronize must not drop or move what the restart restored
+            c = container(self._name("e"), "1Gi")
+            try:
+                self.policy.allocate_resources(c)
+                self.placed[c.id] = c
+            except r.PolicyError:
+                pass
+            self.policy.sync([x for x in self.policy.cache if x.id != c.id], [])
+            assert self._restored(self.policy, skip=c) == kept
+        else:
+            self.policy.sync(list(self.policy.cache), [])
+            assert self._observable(self.policy) == before
 
     # ----- invariants -----
 
@@ -125,6 +138,20 @@ class ResmgrMachine(RuleBasedStateMachine):
             sorted((c.id, c.memset) for c in policy.cache),
             [(x.uid, x.allocations, x.edits) for x in backend.claim_records()],
             sorted((c.id, tuple(sorted(backend.export_resource_data(c).items()))) for c in policy.cache),
+        )
+
+    def _restored(self, policy: r.Policy, skip: "r.Container | None" = None) -> tuple:
+        """What must survive a restart whatever comes after it: every assignment, memory set,
+        claim record and export, leaving out the container `skip` added since."""
+        assignments = policy.backend._node.simulated_node.state().get_memory_assignments()
+        if skip is not None:
+            assignments.pop(skip.pod_uid, None)
+        return (
+            assignments,
+            sorted((c.id, c.memset) for c in policy.cache if skip is None or c.id != skip.id),
+            [(x.uid, x.allocations, x.edits) for x in policy.backend.claim_records()],
+            sorted((c.id, tuple(sorted(policy.backend.export_resource_data(c).items())))
+                   for c in policy.cache if skip is None or c.id != skip.id),
         )
 
     @invariant()
@@ -156,6 +183,6 @@ class ResmgrMachine(RuleBasedStateMachine):
             assert [b.numa_affinity for bl in pod.values() for b in bl] == [sorted(nodes)]
 
 
-ResmgrMachine.TestCase.settings = settings(max_examples=30, stateful_step_count=15, deadline=None,
+ResmgrMachine.TestCase.settings = settings(max_examples=30, stateful_step_count=20, deadline=None,
                                            suppress_health_check=[HealthCheck.too_slow])
 TestResmgrStateMachine = ResmgrMachine.TestCase
