@@ -492,6 +492,12 @@ class KubeletBackend:
             if not self._static:
                 raise ErrNoDRAClaims
             self._require()
+            if not isinstance(claim, ResourceClaim) or not isinstance(claim.uid, str) or not claim.uid:
+                raise PolicyError(f"allocate_claim: expected a ResourceClaim with a UID, got {claim!r}")
+            for i, item in enumerate(results):
+                if not isinstance(item, DeviceRequestAllocationResult):
+                    raise PolicyError(f"claim {claim.uid}: results[{i}]: expected a DeviceRequestAllocationResult, "
+                                      f"got {type(item).__name__}")
             known = self._claims.get(claim.uid)
             if known is not None:
                 return list(known.edits)
