@@ -187,23 +187,26 @@ class KubeletBackend:
         configuration only at start) and re-adopt everything; if kubelet refuses to start with
         it, the old configuration is kept and the refusal raised."""
         with self._lock:
-            node, cache = self._require()
+            self._require()
             kubelet, state_dir, driver, zones = self._read_config(config)
             if state_dir != self._state_dir:
                 raise PolicyError(f"{self.name()}: stateDir cannot change on reconfiguration")
             if state_dir is None:
                 raise PolicyError(f"{self.name()}: reconfiguration needs a stateDir (kubelet restarts from its "
                                   "checkpoint; without one every placement would be lost)")
-            old_node, old = node, self._config
-            self._node = self._new_node(kubelet)
+            old = (self._config, self._driver, self._container_zones)
             try:
-                self._config, self._driver, self._container_zones = kubelet, driver, zones
-                self._static = self._node.kubelet.memory_manager_policy == "Static"
+                self._use(self._new_node(kubelet), kubelet, driver, zones)
                 self.start()
             except PolicyError:
-                self._node, self._config = old_node, old
-                self._static = old_node.kubelet.memory_manager_policy == "Static"
+                # back to the old configuration, restarted from the same checkpoint
+                self._use(self._new_node(old[0]), *old)
+                self.start()
                 raise
+
+    def _use(self, node: Node, kubelet: dict[str, object], driver: str, zones: bool) -> None:
+        self._node, self._config, self._driver, self._container_zones = node, kubelet, driver, zones
+        self._static = node.kubelet.memory_manager_policy == "Static"
 
     # ----- containers -----
 
