@@ -37,9 +37,9 @@ from kubeinputs.pod import Pod
 from kubeinputs.quantity import BINARY_SI, Quantity, QuantityError, parse_quantity
 from kubeinputs.qos import GUARANTEED
 
-from memorymanager.node.api import Node
+from memorymanager.node.api import Node, read_pod
 from state.types import Block, NUMANodeState
-from memorymanager.node.simulated_node import KubeletStartError, NodeError
+from memorymanager.node.simulated_node import KubeletStartError
 from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.claims import ClaimAllocation, ClaimRecord, ClaimStore
 from memorymanager.resmgr.protocols import BackendConfig, BackendOptions, Owner
@@ -405,8 +405,6 @@ class KubeletBackend:
     def _claim_pod(self, record: ClaimRecord) -> Pod:
         """The synthetic Guaranteed pod holding a claim: one container per result, requesting
         the result's memory (and 1m CPU, which only makes the pod Guaranteed)."""
-        from memorymanager.node.api import read_pod
-
         containers = [{"name": f"result-{i}", "resources": {"limits": {"cpu": "1m", "memory": str(a.size)}}}
                       for i, a in enumerate(record.allocations)]
         return read_pod({"metadata": {"name": f"claim-{record.uid}", "uid": claim_pod_uid(record.uid),
