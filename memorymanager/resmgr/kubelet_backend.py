@@ -31,6 +31,7 @@ from typing import Mapping, Optional, Sequence
 
 from kubeinputs.cpuset import cpuset_string
 from kubeinputs.errors import InputError
+from kubeinputs.features import FeatureGates
 from kubeinputs.kubelet_config import parse_kubelet_config
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod
@@ -301,9 +302,11 @@ class KubeletBackend:
 
     def update_resources(self, container: Container) -> None:
         """An in-place resize, as kubelet's allocation manager decides it: unchanged resources
-        are accepted; a resize that changes the QoS class is refused; a Guaranteed pod under the
-        Static policy is refused as infeasible; other pods (which hold no exclusive memory) are
-        accepted and cached with their new resources."""
+        are accepted; without the InPlacePodVerticalScaling gate nothing is resized; a resize
+        that changes the QoS class is refused; a Guaranteed pod under the Static policy is
+        refused as infeasible (upstream skips that check only with InPlacePodVerticalScalingExclusiveCPUs,
+        a gate this project does not know, so it always applies); other pods (which hold no
+        exclusive memory) are accepted and cached with their new resources."""
         with self._lock:
             _, cache = self._require()
             old = cache.lookup(container.id)
@@ -311,6 +314,10 @@ class KubeletBackend:
                 raise PolicyError(f"{container.pretty_name()}: unknown container {container.id!r}")
             if old.resources == container.resources:
                 return
+            gates = FeatureGates.from_config(self._require()[0].kubelet.feature_gates)
+            if not gates.enabled("InPlacePodVerticalScaling"):
+                raise PolicyError(f"{container.pretty_name()}: in-place resize is disabled "
+                                  "(feature gate InPlacePodVerticalScaling is off)")
             if old.qos_class != container.qos_class:
                 raise PolicyError(f"{container.pretty_name()}: {RESIZE_QOS}")
             if self._static and container.qos_class == GUARANTEED:

@@ -430,3 +430,11 @@ def test_reconfigure_needs_a_state_dir() -> None:
     with pytest.raises(r.PolicyError, match="reconfiguration needs a stateDir"):
         policy.reconfigure(dict(STATIC))
     assert free(policy)[0] == 7 * GI - 100 * MI
+
+
+def test_update_resources_without_the_resize_gate(tmp_path) -> None:
+    policy, _ = make_policy(str(tmp_path), {**STATIC, "featureGates": {"InPlacePodVerticalScaling": False}})
+    c = container("r", "2Gi", requests={"cpu": "1", "memory": "1Gi"})
+    policy.allocate_resources(c)
+    with pytest.raises(r.PolicyError, match="feature gate InPlacePodVerticalScaling is off"):
+        policy.update_resources(container("r", "3Gi", requests={"cpu": "1", "memory": "1Gi"}))
