@@ -339,6 +339,44 @@ class Node:
         the None policy)."""
         return list(self._running().memory_manager.get_allocatable_memory() or [])
 
+    # ----- for the resource-manager backend (memorymanager.resmgr) -----
+
+    def adopt(self, pods: Sequence[PodInput]) -> None:
+        """Take pods a restarted kubelet is already running as active, without admitting them.
+
+        After a restart the memory manager's state comes back from the checkpoint, but its
+        stale-state cleanup (run before every hint or allocation) drops whatever belongs to no
+        active pod. Adopting every running pod first, all at once, keeps their restored
+        assignments; nothing is placed anew. A container that has no assignment keeps none
+        (a later `admit` of its pod places it).
+        """
+        self._running().assume_running([read_pod(item) for item in pods])
+
+    def admit_on(self, pod: PodInput, numa_nodes: Mapping[str, Sequence[int]]) -> Admission:
+        """Admit a pod whose containers' memory must go on given NUMA nodes (container -> ids).
+
+        The topology manager admits the pod as usual, but the memory manager's Static policy
+        reads the given mask as the stored affinity of those containers: this is how memory
+        the scheduler already placed (a DRA claim on one NUMA node) is reserved by kubelet's
+        own Allocate in the same machine state. kubelet's rules still apply to that mask (a
+        mask too small is widened, one that would mix single- and cross-NUMA groups is
+        refused); the caller checks `Placement.cpuset_mems` and `memory` against what it asked.
+        """
+        node = self._running()
+        parsed = read_pod(pod)
+        policy = node.memory_manager.policy
+        store = getattr(policy, "affinity", None)
+        pinned = {name: TopologyHint.of(sorted(ids), True) for name, ids in numa_nodes.items()}
+        if store is not None:
+            policy.affinity = _PinnedAffinity(store, parsed.uid, pinned)
+        try:
+            outcome = node.admit(parsed, None)
+        finally:
+            if store is not None:
+                policy.affinity = store
+        placements = _placements(node, parsed) if outcome.admit else {}
+        return Admission(outcome.admit, outcome.reason, outcome.message, placements)
+
 
 def _find_admitted(node: SimulatedNode, pod: PodInput) -> Pod:
     """An admitted pod named by UID or name (a one-line string that is not a file), or by its manifest."""
@@ -406,3 +444,18 @@ def fork_in_memory(node: SimulatedNode) -> SimulatedNode:
     trial.state_dir = None
     trial.memory_manager.state_dir = None
     return trial
+
+
+class _PinnedAffinity:
+    """An affinity store answering a fixed hint for some containers of one pod (see `Node.admit_on`)."""
+
+    def __init__(self, inner: object, pod_uid: str, pinned: Mapping[str, TopologyHint]) -> None:
+        self.inner = inner
+        self.pod_uid = pod_uid
+        self.pinned = dict(pinned)
+
+    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
+        """The pinned hint for the pod's pinned containers, else the inner store's answer."""
+        if pod_uid == self.pod_uid and container_name in self.pinned:
+            return self.pinned[container_name]
+        return self.inner.get_affinity(pod_uid, container_name)  # type: ignore[attr-defined]

@@ -270,13 +270,23 @@ class SimulatedNode:
     # ----- pods -----
 
     def assume_running(self, pods: list[Pod]) -> None:
-        """Pods already running on the node (a live node's checkpoint): active, with their
-        containers created, as kubelet's pod sources and container runtime report them at start."""
+        """Pods already running on the node, taken as active without admitting them, with their
+        containers created, as kubelet's pod sources and container runtime report them.
+
+        Before start (a live node's checkpoint) the containers reach the memory manager through
+        Start's initial containers; on a running node (after a restart) they are added to its
+        container map directly. Either way no memory is placed anew.
+        """
         for pod in pods:
+            self._admitted.pop(pod.uid, None)
             self._admitted[pod.uid] = pod
+            self._known.pop(pod.uid, None)
             self._known[pod.uid] = pod
             for container in pod.all_containers():
-                self._containers[container_id(pod, container.name)] = (pod.uid, container.name)
+                cid = container_id(pod, container.name)
+                self._containers[cid] = (pod.uid, container.name)
+                if self.running:
+                    self.memory_manager.container_map.add(pod.uid, container.name, cid)
 
     def active_pods(self) -> list[Pod]:
         """kubelet's activePods: admitted pods not removed, plus the pod of the current operation."""

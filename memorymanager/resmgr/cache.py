@@ -1,0 +1,190 @@
+"""The resource manager's container cache: what a policy knows about each container.
+
+A `Container` carries its pod (the v1 Pod manifest, parsed and defaulted as kubelet sees
+it), its name, QoS class and resources, the DRA claims it uses, the memory set the policy
+assigned and whether it has started. `ContainerCache` keeps them by container ID and, given
+a folder, persists them to `<folder>/cache` (JSON, durable write) and restores them when it
+is built again, as the nri-plugins cache does; each container also gets a data folder
+`<folder>/containers/<id>/` where `resources.sh` goes.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, Mapping, Optional
+
+from kubeinputs.errors import InputError
+from kubeinputs.pod import Container as PodContainer, Pod
+from kubeinputs.qos import get_pod_qos
+
+from memorymanager.node.api import read_pod
+from memorymanager.resmgr.durable import read_json, write_json
+from memorymanager.resmgr.types import PolicyError
+
+CACHE_FILE = "cache"
+CACHE_VERSION = "1"
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
+
+
+@dataclass
+class Container:
+    """One container as the resource manager knows it.
+
+    `pod` is the v1 Pod manifest (every container of the pod: kubelet admits pods whole);
+    `claims` the UIDs of the DRA claims the container uses; `memset` the `cpuset.mems` the
+    policy assigned ("" for none); `started` set by `container_started`.
+    """
+
+    id: str
+    pod: dict[str, object]
+    name: str
+    claims: tuple[str, ...] = ()
+    memset: str = ""
+    started: bool = False
+    _parsed: Optional[Pod] = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not _ID.match(self.id):
+            raise InputError("container.id", f"expected a container ID (letters, digits, '.', '_', '-'), got {self.id!r}")
+        parsed = self.parsed_pod()
+        if parsed.find_container(self.name) is None:
+            names = ", ".join(c.name for c in parsed.all_containers())
+            raise InputError("container.name", f"pod {parsed.name!r} has no container {self.name!r} (it has {names})")
+        self.claims = tuple(self.claims)
+
+    def parsed_pod(self) -> Pod:
+        """The pod, parsed and defaulted (raises InputError naming what is wrong in the manifest)."""
+        if self._parsed is None:
+            self._parsed = read_pod(self.pod)
+        return self._parsed
+
+    @property
+    def pod_uid(self) -> str:
+        """The pod's UID (its name when the manifest has none)."""
+        return self.parsed_pod().uid
+
+    @property
+    def pod_name(self) -> str:
+        """The pod's name."""
+        return self.parsed_pod().name
+
+    @property
+    def namespace(self) -> str:
+        """The pod's namespace."""
+        return self.parsed_pod().namespace
+
+    @property
+    def qos_class(self) -> str:
+        """Guaranteed, Burstable or BestEffort (PodLevelResources on, as in v1.37)."""
+        return get_pod_qos(self.parsed_pod(), True)
+
+    @property
+    def spec(self) -> PodContainer:
+        """The container's spec in the parsed pod."""
+        found = self.parsed_pod().find_container(self.name)
+        assert found is not None  # checked in __post_init__
+        return found
+
+    @property
+    def resources(self) -> dict[str, dict[str, str]]:
+        """`{"requests": {...}, "limits": {...}}` as quantity strings (after defaulting)."""
+        res = self.spec.resources
+        return {"requests": {k: str(v) for k, v in res.requests.items()},
+                "limits": {k: str(v) for k, v in res.limits.items()}}
+
+    def pretty_name(self) -> str:
+        """`namespace/pod/container`, for messages."""
+        return f"{self.namespace}/{self.pod_name}/{self.name}"
+
+    def to_json(self) -> dict[str, object]:
+        """The persisted form."""
+        return {"id": self.id, "pod": self.pod, "name": self.name, "claims": list(self.claims),
+                "memset": self.memset, "started": self.started}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, object], where: str) -> "Container":
+        """A container from its persisted form (InputError naming `where` on a bad entry)."""
+        if not isinstance(doc, Mapping) or not {"id", "pod", "name"} <= set(doc):
+            raise InputError(where, "expected a container entry with id, pod and name")
+        claims = doc.get("claims") or []
+        if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
+            raise InputError(f"{where}.claims", "expected a list of claim UIDs")
+        return cls(id=str(doc["id"]), pod=copy.deepcopy(dict(doc["pod"])), name=str(doc["name"]),  # type: ignore[arg-type]
+                   claims=tuple(claims), memset=str(doc.get("memset") or ""), started=bool(doc.get("started")))
+
+
+class ContainerCache:
+    """Containers by ID, persisted to `<directory>/cache` when a directory is given.
+
+    Every change is saved at once (durable write); building a cache on a folder that has a
+    `cache` file restores its containers.
+    """
+
+    def __init__(self, directory: Optional[str] = None) -> None:
+        self.directory = directory
+        self._containers: dict[str, Container] = {}
+        if directory is not None:
+            self._load()
+
+    @property
+    def path(self) -> Optional[str]:
+        """The cache file, or None for a cache in memory."""
+        return None if self.directory is None else os.path.join(self.directory, CACHE_FILE)
+
+    def _load(self) -> None:
+        path = self.path
+        assert path is not None
+        doc = read_json(path, "container cache")
+        if doc is None:
+            return
+        if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION or not isinstance(doc.get("containers"), list):
+            raise PolicyError(f"container cache {path}: expected version {CACHE_VERSION!r} with a list of containers")
+        for i, entry in enumerate(doc["containers"]):
+            try:
+                c = Container.from_json(entry, f"{path}: containers[{i}]")
+            except InputError as err:
+                raise PolicyError(f"container cache {path}: {err}") from err
+            self._containers[c.id] = c
+
+    def save(self) -> None:
+        """Write the cache file (nothing for a cache in memory)."""
+        if self.path is not None:
+            write_json(self.path, {"version": CACHE_VERSION,
+                                   "containers": [c.to_json() for c in self._containers.values()]})
+
+    def insert(self, container: Container) -> Container:
+        """Add or replace a container; saved."""
+        self._containers[container.id] = container
+        self.save()
+        return container
+
+    def delete(self, container_id: str) -> Optional[Container]:
+        """Forget a container (None when unknown); saved."""
+        gone = self._containers.pop(container_id, None)
+        if gone is not None:
+            self.save()
+        return gone
+
+    def lookup(self, container_id: str) -> Optional[Container]:
+        """The container with this ID, or None."""
+        return self._containers.get(container_id)
+
+    def containers(self) -> list[Container]:
+        """Every container, in insertion order."""
+        return list(self._containers.values())
+
+    def __iter__(self) -> Iterator[Container]:
+        return iter(self.containers())
+
+    def __len__(self) -> int:
+        return len(self._containers)
+
+    def container_directory(self, container_id: str) -> str:
+        """The container's data folder (created): where `resources.sh` is written."""
+        if self.directory is None:
+            raise PolicyError("the container cache has no folder to write container data into")
+        path = os.path.join(self.directory, "containers", container_id)
+        os.makedirs(path, mode=0o710, exist_ok=True)
+        return path

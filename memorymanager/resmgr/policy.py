@@ -1,0 +1,155 @@
+"""The Policy the resource manager calls, around one Backend (the seed's `policy` type).
+
+It holds the seed's locking rule: the resource manager's lock (the Owner) is held while the
+backend handles NRI requests other than Synchronize (allocate, release, update, container
+started, export), DRA claims (allocate/release claim) and reconfiguration; `start`, `sync`
+and the node-level readers run without it. (The seed's sentence reads "holds the lock while
+the policy handles NRI requests other than Synchronize, DRA claims and reconfiguration";
+we read the list as three things under the lock, as nri-plugins' DRA prepare runs under the
+resource-manager lock.) It writes `export_resource_data` as `resources.sh` into the
+container's folder, and refreshes the system metrics after every change.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Callable, ContextManager, Mapping, Optional, Sequence, TypeVar
+
+from kubeinputs.errors import InputError
+from kubeinputs.machine import MachineInfo
+from kubeinputs.quantity import Quantity
+from kubeinputs.sysfs import read_machine_info
+from prometheus_client.registry import CollectorRegistry
+
+from memorymanager.resmgr.cache import Container, ContainerCache
+from memorymanager.resmgr.export import write_exports
+from memorymanager.resmgr.extended import reconcile_extended_resources
+from memorymanager.resmgr.metrics import SystemCollector
+from memorymanager.resmgr.protocols import Backend, BackendConfig, BackendOptions, Options
+from memorymanager.resmgr.types import (
+    ContainerEdits,
+    DeviceRequestAllocationResult,
+    ExtendedResources,
+    PolicyError,
+    ResourceClaim,
+    TopologyZone,
+)
+
+T = TypeVar("T")
+
+
+class Policy:
+    """What the resource manager calls; build it with `new_policy`."""
+
+    def __init__(self, backend: Backend, cache: ContainerCache, options: Options,
+                 system: Optional[MachineInfo] = None) -> None:
+        self.backend = backend
+        self.cache = cache
+        self.options = options
+        self.system = system
+        self.registry = CollectorRegistry()
+        self.collector: Optional[SystemCollector] = None
+
+    def _lock(self) -> ContextManager[object]:
+        owner = self.options.owner
+        return owner if owner is not None else contextlib.nullcontext()  # type: ignore[return-value]
+
+    def _locked(self, fn: Callable[[], T]) -> T:
+        with self._lock():
+            try:
+                return fn()
+            finally:
+                self._update_metrics()
+
+    def _update_metrics(self) -> None:
+        if self.collector is not None:
+            self.collector.update()
+
+    def active_policy(self) -> str:
+        """The backend's name."""
+        return self.backend.name()
+
+    def start(self, config: BackendConfig) -> None:
+        """Set the backend up with the cache, system, owner and `config`, then start it."""
+        try:
+            system = self.system if self.system is not None else read_machine_info("/sys")
+        except InputError as err:
+            raise PolicyError(f"failed to discover system topology: {err}") from err
+        self.backend.setup(BackendOptions(system=system, cache=self.cache, owner=self.options.owner, config=config))
+        self.backend.start()
+        self._new_collector()
+
+    def _new_collector(self) -> None:
+        machine_state = getattr(self.backend, "machine_state", None)
+        memsets = getattr(self.backend, "memsets", None)
+        if machine_state is None or memsets is None:
+            return
+        if self.collector is not None:
+            self.registry.unregister(self.collector)
+        self.collector = SystemCollector(machine_state, memsets)
+        self.collector.register(self.registry)
+        self.collector.update()
+
+    def reconfigure(self, config: BackendConfig) -> None:
+        """Reconfigure the backend (under the owner's lock)."""
+        def run() -> None:
+            self.backend.reconfigure(config)
+            self._new_collector()
+        self._locked(run)
+
+    def sync(self, add: Sequence[Container], delete: Sequence[Container]) -> None:
+        """Synchronize: the backend releases `delete` and allocates `add` (no lock: Synchronize)."""
+        try:
+            self.backend.sync(add, delete)
+        finally:
+            self._update_metrics()
+
+    def allocate_resources(self, container: Container) -> None:
+        """Allocate for a container (under the owner's lock)."""
+        self._locked(lambda: self.backend.allocate_resources(container))
+
+    def release_resources(self, container: Container) -> None:
+        """Release a container (under the owner's lock)."""
+        self._locked(lambda: self.backend.release_resources(container))
+
+    def update_resources(self, container: Container) -> None:
+        """Update a container's allocation (under the owner's lock)."""
+        self._locked(lambda: self.backend.update_resources(container))
+
+    def container_started(self, container: Container) -> None:
+        """Tell the backend a container started (under the owner's lock)."""
+        self._locked(lambda: self.backend.container_started(container))
+
+    def export_resource_data(self, container: Container) -> str:
+        """Write the backend's data for the container as `resources.sh` in its folder (under the
+        owner's lock); returns the file's path."""
+        with self._lock():
+            data = self.backend.export_resource_data(container)
+            return write_exports(self.cache.container_directory(container.id), data)
+
+    def get_topology_zones(self) -> list[TopologyZone]:
+        """The backend's zones."""
+        return self.backend.get_topology_zones()
+
+    def get_extended_resources(self) -> ExtendedResources:
+        """The backend's extended resources map."""
+        return self.backend.get_extended_resources()
+
+    def reconcile_extended_resources(self, current: Mapping[str, Quantity]) -> dict[str, Quantity]:
+        """A Node's extended resources after applying the backend's map (see `extended`)."""
+        return reconcile_extended_resources(current, self.get_extended_resources())
+
+    def allocate_claim(self, claim: ResourceClaim,
+                       results: Sequence[DeviceRequestAllocationResult]) -> list[ContainerEdits]:
+        """Allocate for a claim being prepared (under the owner's lock)."""
+        return self._locked(lambda: self.backend.allocate_claim(claim, results))
+
+    def release_claim(self, uid: str) -> None:
+        """Release a claim (under the owner's lock)."""
+        self._locked(lambda: self.backend.release_claim(uid))
+
+
+def new_policy(backend: Backend, cache: ContainerCache, options: Optional[Options] = None,
+               system: Optional[MachineInfo] = None) -> Policy:
+    """A Policy around `backend`. `system` is the machine info (an extension: the seed
+    discovers the host's; None here reads this host's sysfs at `start`)."""
+    return Policy(backend, cache, options or Options(), system)

@@ -1,0 +1,190 @@
+"""The names and data types of the nri-plugins `policy` package (v0.15.0), in Python spelling.
+
+The constants keep the seed's values byte for byte (they are what other tools read: the
+`resources.sh` variable names, the NRT zone attribute names). The data types are frozen or
+plain dataclasses; Kubernetes quantities are `kubeinputs.quantity.Quantity`. The DRA types
+(`ResourceClaim`, `DeviceRequestAllocationResult`, `Device`, `ContainerEdits`) are the small
+subset of `resource.k8s.io` and CDI that a policy sees.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Union
+
+from kubeinputs.quantity import Quantity
+
+# ----- the export file and its variables ---------------------------------------------------------
+
+#: Basename of the file a container's resources are exported to (in the container's directory).
+ExportedResources = "resources.sh"
+#: Shell variable with the container's shared CPUs.
+SHARED_CPUS = "SHARED_CPUS"
+#: Shell variable with the container's isolated CPUs.
+ISOLATED_CPUS = "ISOLATED_CPUS"
+#: Shell variable with the container's exclusive CPUs.
+EXCLUSIVE_CPUS = "EXCLUSIVE_CPUS"
+#: Shell variable with the CPUs of the container's DRA claims.
+CLAIMED_CPUS = "CLAIMED_CPUS"
+#: Extension (not in the seed): the container's `cpuset.mems`, as kubelet would set it.
+MEMS = "MEMS"
+#: Extension (not in the seed): the NUMA nodes of the memory claims the container uses.
+CLAIMED_MEMS = "CLAIMED_MEMS"
+
+# The seed's Go spellings, for readers coming from it.
+ExportSharedCPUs = SHARED_CPUS
+ExportIsolatedCPUs = ISOLATED_CPUS
+ExportExclusiveCPUs = EXCLUSIVE_CPUS
+ExportClaimedCPUs = CLAIMED_CPUS
+
+# ----- node resource topology names --------------------------------------------------------------
+
+MEMORY_RESOURCE = "memory"
+CPU_RESOURCE = "cpu"
+MEMSET_ATTRIBUTE = "memory set"
+CPUS_ATTRIBUTE = "cpuset"
+SHARED_CPUS_ATTRIBUTE = "shared cpuset"
+RESERVED_CPUS_ATTRIBUTE = "reserved cpuset"
+ISOLATED_CPUS_ATTRIBUTE = "isolated cpuset"
+EXCESS_CPUS_ATTRIBUTE = "excess cpus"
+COMPONENT_CPUS_ATTRIBUTE = "component cpusets"
+CONTAINER_ALLOCATION_ZONE_TYPE = "allocation for container"
+
+
+class Domain(str, enum.Enum):
+    """A hardware resource domain a backend can police."""
+
+    CPU = "CPU"
+    MEMORY = "Memory"
+    HUGEPAGES = "HugePages"
+    CACHE = "Cache"
+    MEMORY_BW = "MBW"
+
+
+#: The constraint of one domain: policy-specific (the seed's `any`), e.g. a CPU set string.
+Constraint = Union[str, int, Quantity, Mapping[str, object], None]
+#: Per domain, the resources available to a policy.
+ConstraintSet = dict[Domain, Constraint]
+
+
+class PolicyError(Exception):
+    """A request the policy refuses; str() says what and why (kubelet's text where kubelet refuses)."""
+
+
+class NoDRAClaimsError(PolicyError):
+    """The error type of `ErrNoDRAClaims`."""
+
+
+#: What `allocate_claim`/`release_claim` raise in a policy without DRA claim support.
+ErrNoDRAClaims = NoDRAClaimsError("policy does not support DRA claims")
+
+# ----- topology zones and metrics ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ZoneResource:
+    """A resource of a topology zone (capacity >= allocatable >= available)."""
+
+    name: str
+    capacity: Quantity
+    allocatable: Quantity
+    available: Quantity
+
+
+@dataclass(frozen=True)
+class ZoneAttribute:
+    """A policy-specific string attribute of a zone (`memory set` = "0,1")."""
+
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class TopologyZone:
+    """One zone of a node resource topology (NRT) export; `parent` "" for a top-level zone."""
+
+    name: str
+    type: str
+    parent: str = ""
+    resources: tuple[ZoneResource, ...] = ()
+    attributes: tuple[ZoneAttribute, ...] = ()
+
+
+@dataclass
+class NodeMetric:
+    """Per NUMA node: capacity and usage in bytes and the number of containers using it."""
+
+    id: int
+    id_label: dict[str, str] = field(default_factory=dict)
+    capacity: int = 0
+    usage: int = 0
+    container_count: int = 0
+
+
+@dataclass
+class CpuMetric:
+    """Per CPU: allocation in milli-CPU and the number of containers using it (kept for the seed;
+    this project manages no CPUs, so none are reported)."""
+
+    id: int
+    id_label: dict[str, str] = field(default_factory=dict)
+    allocation: int = 0
+    container_count: int = 0
+
+
+# ----- DRA ---------------------------------------------------------------------------------------
+
+#: A device attribute value: int, bool, string, or (only when the owner supports it) a list.
+AttributeValue = Union[int, bool, str, tuple[int, ...], tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Device:
+    """A DRA device as published in a ResourceSlice: a name, attributes and capacities."""
+
+    name: str
+    attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+    capacity: Mapping[str, Quantity] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DeviceRequestAllocationResult:
+    """One allocated device of a claim: which request, driver, pool and device, and the
+    capacity consumed from it (consumable capacity; `size` for memory)."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+    consumed_capacity: Mapping[str, Quantity] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClaimConfig:
+    """An opaque device configuration of a claim for one driver, applying to the named
+    requests (all of them when empty)."""
+
+    driver: str
+    parameters: Mapping[str, object] = field(default_factory=dict)
+    requests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResourceClaim:
+    """The part of a ResourceClaim a policy reads: identity and its device configs."""
+
+    uid: str
+    name: str = ""
+    namespace: str = "default"
+    configs: tuple[ClaimConfig, ...] = ()
+
+
+@dataclass(frozen=True)
+class ContainerEdits:
+    """CDI container edits (only environment variables, `NAME=value`, are used here)."""
+
+    env: tuple[str, ...] = ()
+
+
+#: A resource quantity as `get_extended_resources` returns it (None: owned, not published).
+ExtendedResources = dict[str, Optional[Quantity]]

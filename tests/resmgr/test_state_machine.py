@@ -1,0 +1,188 @@
+"""A hypothesis state machine over random interleavings of sync, allocate, release, claim,
+release-claim and restart of the kubelet-static backend, checking after every step:
+
+- memory is conserved per NUMA node and resource (allocatable = reserved + free, and the
+  reserved bytes are exactly the bytes of the assignments), and never over-committed;
+- nothing is allocated twice: the memory manager holds exactly the model's claims and
+  placed containers, each once;
+- claims are idempotent: preparing a held claim again returns the same edits and changes nothing;
+- a restart changes nothing observable (machine state, memory sets, claim records, exports).
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
+
+import memorymanager
+from memorymanager import resmgr as r
+from memorymanager.resmgr.kubelet_backend import claim_pod_uid
+
+from tests.resmgr.helpers import GI, FakeOwner, claim, container, result
+
+MACHINE = memorymanager.synthetic_machine(2, 4 * GI)
+CONFIG = {"memoryManagerPolicy": "Static", "topologyManagerPolicy": "best-effort",
+          "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
+SIZES = st.sampled_from([1, 2, 3, 5])  # GiB; 5 spans both nodes
+
+
+class ResmgrMachine(RuleBasedStateMachine):
+    containers = Bundle("containers")
+    claims = Bundle("claims")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = tempfile.mkdtemp(prefix="resmgr-sm-")
+        self.counter = 0
+        self.placed: dict[str, r.Container] = {}  # container ID -> container, as the model expects
+        self.held: dict[str, list[r.ContainerEdits]] = {}  # claim UID -> edits
+        self.policy = self._start()
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _start(self) -> r.Policy:
+        policy = r.new_policy(r.KubeletBackend(), r.ContainerCache(self.dir), r.Options(FakeOwner()), MACHINE)
+        policy.start(dict(CONFIG))
+        return policy
+
+    def _name(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    # ----- rules -----
+
+    @rule(target=containers, size=SIZES)
+    def allocate(self, size: int) -> r.Container:
+        c = container(self._name("p"), f"{size}Gi")
+        try:
+            self.policy.allocate_resources(c)
+            self.placed[c.id] = c
+        except r.PolicyError as err:
+            assert "default/" in str(err)  # kubelet's refusal, naming the container
+        return c
+
+    @rule(c=consumes(containers))
+    def release(self, c: r.Container) -> None:
+        self.policy.release_resources(c)
+        self.policy.release_resources(c)  # idempotent
+        self.placed.pop(c.id, None)
+
+    @rule(target=containers, size=SIZES, victims=st.lists(st.integers(0, 50), max_size=2))
+    def sync(self, size: int, victims: list[int]) -> r.Container:
+        ids = sorted(self.placed)
+        delete = [self.placed[ids[v % len(ids)]] for v in victims] if ids else []
+        c = container(self._name("s"), f"{size}Gi")
+        try:
+            self.policy.sync([c], delete)
+            self.placed[c.id] = c
+        except r.PolicyError:
+            pass
+        for d in delete:
+            self.placed.pop(d.id, None)
+        return c
+
+    @rule(target=claims, numa=st.integers(0, 1), size=SIZES)
+    def allocate_claim(self, numa: int, size: int) -> str:
+        uid = self._name("c")
+        try:
+            self.held[uid] = self.policy.allocate_claim(claim(uid), [result(numa, size * GI)])
+        except r.PolicyError as err:
+            assert f"claim default/claim-{uid} ({uid})" in str(err)
+        return uid
+
+    @rule(uid=claims, numa=st.integers(0, 1), size=SIZES)
+    def prepare_again(self, uid: str, numa: int, size: int) -> None:
+        if uid not in self.held:
+            return
+        before = self.policy.backend.machine_state()
+        # the same UID allocates nothing more, whatever the results say this time
+        assert self.policy.allocate_claim(claim(uid), [result(numa, size * GI)]) == self.held[uid]
+        assert self.policy.backend.machine_state() == before
+
+    @rule(uid=consumes(claims))
+    def release_claim(self, uid: str) -> None:
+        self.policy.release_claim(uid)
+        self.policy.release_claim(uid)
+        self.held.pop(uid, None)
+
+    @rule(early=st.booleans())
+    def restart(self, early: bool) -> None:
+        before = self._observable(self.policy)
+        kept = self._restored(self.policy)
+        self.policy = self._start()
+        assert self._observable(self.policy) == before
+        if early:
+            # an allocation before Synchronize must not drop or move what the restart restored
+            c = container(self._name("e"), "1Gi")
+            try:
+                self.policy.allocate_resources(c)
+                self.placed[c.id] = c
+            except r.PolicyError:
+                pass
+            self.policy.sync([x for x in self.policy.cache if x.id != c.id], [])
+            assert self._restored(self.policy, skip=c) == kept
+        else:
+            self.policy.sync(list(self.policy.cache), [])
+            assert self._observable(self.policy) == before
+
+    # ----- invariants -----
+
+    def _observable(self, policy: r.Policy) -> tuple:
+        backend = policy.backend
+        return (
+            backend.machine_state(),
+            sorted((c.id, c.memset) for c in policy.cache),
+            [(x.uid, x.allocations, x.edits) for x in backend.claim_records()],
+            sorted((c.id, tuple(sorted(backend.export_resource_data(c).items()))) for c in policy.cache),
+        )
+
+    def _restored(self, policy: r.Policy, skip: "r.Container | None" = None) -> tuple:
+        """What must survive a restart whatever comes after it: every assignment, memory set,
+        claim record and export, leaving out the container `skip` added since."""
+        assignments = policy.backend._node.simulated_node.state().get_memory_assignments()
+        if skip is not None:
+            assignments.pop(skip.pod_uid, None)
+        return (
+            assignments,
+            sorted((c.id, c.memset) for c in policy.cache if skip is None or c.id != skip.id),
+            [(x.uid, x.allocations, x.edits) for x in policy.backend.claim_records()],
+            sorted((c.id, tuple(sorted(policy.backend.export_resource_data(c).items())))
+                   for c in policy.cache if skip is None or c.id != skip.id),
+        )
+
+    @invariant()
+    def conserved_and_never_overcommitted(self) -> None:
+        state = self.policy.backend.machine_state()
+        assignments = self.policy.backend._node.simulated_node.state().get_memory_assignments()
+        blocks = [b for containers in assignments.values() for bl in containers.values() for b in bl or []]
+        for numa, node in state.items():
+            for resource, table in (node.memory_map or {}).items():
+                assert table.free >= 0 and table.reserved >= 0
+                assert table.allocatable == table.reserved + table.free
+                if node.cells == [numa]:
+                    own = sum(b.size for b in blocks if b.type == resource and b.numa_affinity == [numa])
+                    assert table.reserved == own
+        for resource in ("memory",):
+            total_reserved = sum(n.memory_map[resource].reserved for n in state.values())
+            assert total_reserved == sum(b.size for b in blocks if b.type == resource)
+
+    @invariant()
+    def nothing_allocated_twice(self) -> None:
+        assignments = self.policy.backend._node.simulated_node.state().get_memory_assignments()
+        expected = {claim_pod_uid(uid) for uid in self.held} | {c.pod_uid for c in self.placed.values()}
+        assert set(assignments) == expected
+        assert {x.uid for x in self.policy.backend.claim_records()} == set(self.held)
+        assert {c.id for c in self.policy.cache} == set(self.placed)
+        for uid, edits in self.held.items():
+            nodes = {int(e.env[0].split("=")[1]) for e in edits}
+            pod = assignments[claim_pod_uid(uid)]
+            assert [b.numa_affinity for bl in pod.values() for b in bl] == [sorted(nodes)]
+
+
+ResmgrMachine.TestCase.settings = settings(max_examples=30, stateful_step_count=20, deadline=None,
+                                           suppress_health_check=[HealthCheck.too_slow])
+TestResmgrStateMachine = ResmgrMachine.TestCase
