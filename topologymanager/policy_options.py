@@ -17,6 +17,7 @@ from typing import Mapping, Optional
 
 from topologymanager.errors import PolicyOptionsError
 from kubeinputs.features import FeatureGates
+from kubeinputs.goformat import go_quote
 
 PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
 MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
@@ -104,31 +105,7 @@ def new_policy_options(
     return PolicyOptions(prefer_closest_numa=prefer_closest, max_allowable_numa_nodes=max_nodes)
 
 
-# --- Go formatting and parsing helpers (strconv.Quote, ParseBool, Atoi) ---------------------
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(s: str) -> str:
-    """Go's %q / strconv.Quote of a string: double quotes, Go escapes, printable Unicode kept."""
-    out = ['"']
-    for ch in s:
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        else:
-            code = ord(ch)
-            if code < 0x80:
-                out.append(f"\\x{code:02x}")
-            elif code <= 0xFFFF:
-                out.append(f"\\u{code:04x}")
-            else:
-                out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
+# --- Go parsing helpers (strconv.ParseBool, Atoi) ----------------------------------------
 
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
