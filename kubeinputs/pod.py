@@ -231,9 +231,26 @@ def is_hugepage_resource(name: str) -> bool:
     return name.startswith(HUGEPAGES_PREFIX)
 
 
+# -- pod-level resources (component-helpers/resource, used by both managers) -----------------------------
+POD_LEVEL_RESOURCE_NAMES = ("cpu", "memory")
+
+
 def is_supported_pod_level_resource(name: str) -> bool:
-    """Resources pod-level `spec.resources` may set: cpu, memory and hugepages-*."""
-    return name in ("cpu", "memory") or is_hugepage_resource(name)
+    """IsSupportedPodLevelResource: pod-level `spec.resources` may set cpu, memory and hugepages-*."""
+    return name in POD_LEVEL_RESOURCE_NAMES or is_hugepage_resource(name)
+
+
+def is_pod_level_resources_set(pod: Any) -> bool:
+    """IsPodLevelResourcesSet: the pod's `spec.resources` requests or limits name a supported resource.
+
+    Duck-typed: `pod.resources` is None or has `requests` and `limits` maps (either may be None).
+    """
+    resources = getattr(pod, "resources", None)
+    if resources is None:
+        return False
+    requests = getattr(resources, "requests", None) or {}
+    limits = getattr(resources, "limits", None) or {}
+    return any(is_supported_pod_level_resource(str(name)) for name in [*requests, *limits])
 
 
 def _is_overcommit_allowed(name: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
+from state import CHECKPOINT_FILE_NAME
 from state.state import State
 from state.types import Block
 from kubeinputs.features import FeatureGates
@@ -27,7 +28,8 @@ from memorymanager.policy import (
     Policy,
 )
 from memorymanager.policy_none import NonePolicy
-from memorymanager.policy_static import POD_LEVEL_RESOURCE_MANAGERS_GATE, new_policy_static
+from memorymanager.policy_static import new_policy_static
+from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE
 from kubeinputs.quantity import Quantity
 from memorymanager.requests import is_restartable_init_container
 from memorymanager.reserved_memory import get_system_reserved_memory
@@ -41,7 +43,8 @@ __all__ = [
     "PLATFORM",
 ]
 
-MEMORY_MANAGER_STATE_FILE_NAME = "memory_manager_state"
+# kubelet's memoryManagerStateFileName; the name itself lives in state/.
+MEMORY_MANAGER_STATE_FILE_NAME = CHECKPOINT_FILE_NAME
 # The simulated kubelet runs on Linux: Static is available, BestEffort (Windows only) is not.
 PLATFORM = "linux"
 

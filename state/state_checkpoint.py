@@ -35,7 +35,6 @@ from kubeinputs.checksum import FNVMemo
 from state.state_mem import MemoryState
 from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
-CHECKPOINT_FILE_NAME = "memory_manager_state"
 
 log = logging.getLogger("memorymanager.state")
 

@@ -16,15 +16,14 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from topologymanager.errors import PolicyOptionsError
-from kubeinputs.features import FeatureGates
+from kubeinputs.features import (TOPOLOGY_MANAGER_POLICY_ALPHA_OPTIONS_GATE, TOPOLOGY_MANAGER_POLICY_BETA_OPTIONS_GATE,
+                                 FeatureGates)
 from kubeinputs.goformat import go_quote
 
 PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
 MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
 DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
 
-ALPHA_GATE = "TopologyManagerPolicyAlphaOptions"
-BETA_GATE = "TopologyManagerPolicyBetaOptions"
 
 
 @dataclass(frozen=True)
@@ -55,11 +54,11 @@ def check_policy_option_available(
     gates = gates if gates is not None else FeatureGates()
     if option not in maturity.alpha and option not in maturity.beta and option not in maturity.stable:
         raise PolicyOptionsError(f"unknown Topology Manager Policy option: {go_quote(option)}")
-    if option in maturity.alpha and not gates.enabled(ALPHA_GATE):
+    if option in maturity.alpha and not gates.enabled(TOPOLOGY_MANAGER_POLICY_ALPHA_OPTIONS_GATE):
         raise PolicyOptionsError(
             f"Topology Manager Policy Alpha-level Options not enabled, but option {go_quote(option)} provided"
         )
-    if option in maturity.beta and not gates.enabled(BETA_GATE):
+    if option in maturity.beta and not gates.enabled(TOPOLOGY_MANAGER_POLICY_BETA_OPTIONS_GATE):
         raise PolicyOptionsError(
             f"Topology Manager Policy Beta-level Options not enabled, but option {go_quote(option)} provided"
         )

@@ -13,13 +13,13 @@ from typing import Any, Callable, Iterable, Optional
 
 from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, NodeError
 from kubeinputs.pod import Pod
+from state import CHECKPOINT_FILE_NAME
 from memorymanager.runner.discover import collect_scenario_files
 from memorymanager.runner.expect import compare
 from memorymanager.runner.observe import hint_maps_to_obj, pod_observations, state_observations
 from memorymanager.runner.results import RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import HintSpec, InjectedHints, Scenario, ScenarioError, Step, load_scenario
 
-CHECKPOINT_FILE_NAME = "memory_manager_state"
 MERGE_CHOICES = ("fast", "reference")
 
 

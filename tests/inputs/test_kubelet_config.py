@@ -245,3 +245,12 @@ def test_hard_eviction_thresholds():
     assert str(thresholds["memory.available"]) == "100Mi"
     assert abs(thresholds["nodefs.available"] - 0.1) < 1e-7
     assert "x" not in hard_eviction_thresholds({"imagefs.available": "100%"})
+
+
+def test_one_table_of_gates_with_a_constant_each():
+    from kubeinputs import features
+
+    constants = {v for k, v in vars(features).items() if k.endswith("_GATE") and isinstance(v, str)}
+    assert constants == set(features.KNOWN_FEATURE_GATES)
+    assert {"PodLevelResourceManagers", "MemoryManagerDriftTolerance", "TopologyManagerPolicyAlphaOptions",
+            "TopologyManagerPolicyBetaOptions", "PodLevelResources"} <= constants
