@@ -25,7 +25,8 @@ from typing import Any, Optional, Union
 from kubeinputs.features import FeatureGateError, FeatureGates
 
 from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_int, expect_list, expect_map, expect_str,
-                     index_path, join_path, load_yaml_file)
+                               index_path, join_path)
+from kubeinputs.reader import parse_file
 from kubeinputs.goformat import go_quote
 from kubeinputs.machine import MachineInfo, machine_hugepage_capacity
 from kubeinputs.quantity import BINARY_SI, DECIMAL_SI, Quantity, QuantityError, parse_quantity, unmarshal_quantity, zero_quantity
@@ -139,7 +140,7 @@ def _parse_reserved_memory(value: Any, where: str) -> list[MemoryReservation]:
     for i, item in enumerate(expect_list(value, where)):
         path = index_path(where, i)
         raw = expect_map(item, path, "a map ({numaNode, limits})")
-        check_keys(raw, ("numaNode", "limits"), path)
+        check_keys(raw, path, ("numaNode", "limits"))
         numa = expect_int(raw.get("numaNode", 0), join_path(path, "numaNode"), minimum=_INT32_MIN, maximum=_INT32_MAX)
         limits_path = join_path(path, "limits")
         limits: dict[str, Quantity] = {}
@@ -236,18 +237,20 @@ def parse_kubelet_config(doc: Any, where: str = "", base: Optional[KubeletConfig
             if key in UNMODELLED_FIELDS:
                 raise InputError(join_path(where, key), "a KubeletConfiguration field this simulator does not model; "
                                  "give a whole document (apiVersion and kind) to have such fields ignored")
-        check_keys(raw, FIELDS, where)
+        check_keys(raw, where, FIELDS)
     cfg = copy.deepcopy(base) if base is not None else KubeletConfig()
     return _apply_fields(cfg, raw, where)
 
 
 def load_kubelet_config_file(path: Union[str, Path], base: Optional[KubeletConfig] = None) -> KubeletConfig:
     """A `kubelet.config.k8s.io/v1beta1` KubeletConfiguration file; fields not modelled here are ignored."""
-    where = f"{path}:"
-    raw = expect_map(load_yaml_file(path), where, "a KubeletConfiguration document")
-    _check_document_header(raw, where)
-    cfg = copy.deepcopy(base) if base is not None else KubeletConfig()
-    return _apply_fields(cfg, raw, where)
+    def parse(doc: Any) -> KubeletConfig:
+        raw = expect_map(doc, "", "a KubeletConfiguration document")
+        _check_document_header(raw, "")
+        cfg = copy.deepcopy(base) if base is not None else KubeletConfig()
+        return _apply_fields(cfg, raw, "")
+
+    return parse_file(path, parse)
 
 
 # -- validation (ValidateKubeletConfiguration) ----------------------------------------------------------------

@@ -176,7 +176,7 @@ def test_load_pod_file(tmp_path):
     with pytest.raises(InputError, match="cannot read file"):
         load_pod_file(tmp_path / "missing.yaml")
     path.write_text("metadata: [unclosed\n")
-    with pytest.raises(InputError, match="invalid YAML"):
+    with pytest.raises(InputError, match="not valid YAML: line 2, column 1"):
         load_pod_file(path)
 
 
