@@ -12,7 +12,6 @@ null means something else (the scenario format) pass `null_is_empty=False`.
 """
 from __future__ import annotations
 
-import difflib
 from typing import Any, Iterable, Mapping, Optional
 
 ROOT = "(document)"  # the `where` of the document itself
@@ -74,6 +73,8 @@ def type_name(value: Any) -> str:
 
 def suggest(key: str, known: Iterable[str]) -> Optional[str]:
     """The known name closest to a misspelt `key`, or None when nothing is close."""
+    import difflib  # only on the error path: slow to import
+
     matches = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
     return matches[0] if matches else None
 

@@ -28,6 +28,17 @@ def _version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: looks the version up only when asked (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{PROG} {_version()}", file=sys.stdout)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with its three commands."""
     parser = argparse.ArgumentParser(
@@ -35,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="The kubelet's memory manager and topology manager, simulated: "
         "scenarios, checkpoints, machine info.",
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 

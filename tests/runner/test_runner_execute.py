@@ -216,3 +216,13 @@ def test_reports(tmp_path, capsys):
     assert step["index"] == 0 and step["op"] == "admit" and step["status"] == "failed"
     assert step["failures"] == [{"path": "admitted", "expected": False, "actual": True}]
     assert step["actual"]["affinity"] == {"c": {"numaAffinity": None, "preferred": False}}
+
+
+def test_benchmark_scenarios_pass(tmp_path):
+    """benchmarks/scenarios.py (B9, B10) writes scenarios that are valid and hold."""
+    from benchmarks import scenarios
+    from memorymanager.runner.execute import run_paths
+
+    paths = scenarios.write(str(tmp_path))
+    report = run_paths([paths["hints"], paths["trivial"]])
+    assert [s.status for s in report.scenarios] == ["passed", "passed"]
