@@ -2,7 +2,8 @@
 
 Rules (docs/scenario-format.md, "Expectations"): only the keys written are checked; maps are
 checked on the keys written (a key written as null also matches a key that is absent);
-leaf values match exactly; `error` and `message` are substrings; hint lists compare as
+leaf values match exactly; `error` and `message` are substrings (`error: null`, contract 1.1:
+the step must not fail); hint lists compare as
 sets; block lists (`memory`, `entries`, `podEntries`, `allocatable`) as multisets; other
 lists (`numaAffinity`, `cells`, `numaNodes`) exactly. For `memory` and `allocatable`
 (kubelet's reader APIs) a null list and an empty list are the same; in `entries` and
@@ -232,7 +233,7 @@ NODE_STATE = Record(
 
 # Every expectation key, its shape and comparison rule.
 EXPECT_KEYS: dict[str, Spec] = {
-    "error": Substring(),
+    "error": Nullable(Substring()),  # a substring of the message; null: the step must not fail
     "admitted": Scalar("bool"),
     "reason": Scalar("str"),
     "message": Substring(),

@@ -24,6 +24,10 @@ def paths(expect, actual):
         ({"error": "unknown policy"}, {"error": None}, ["error"]),
         ({}, {"error": "boom"}, ["error"]),
         ({"admitted": True}, {"error": "boom", "admitted": True}, ["error"]),
+        # error: null (contract 1.1): the step must not fail
+        ({"error": None}, {"error": None}, []),
+        ({"error": None}, {"error": "boom"}, ["error"]),
+        ({"error": None, "admitted": True}, {"error": "boom", "admitted": True}, ["error"]),
         # exact leaves; a boolean never equals an integer
         ({"admitted": True}, {"error": None, "admitted": True}, []),
         ({"admitted": True}, {"error": None, "admitted": False}, ["admitted"]),
