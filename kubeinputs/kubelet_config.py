@@ -379,13 +379,14 @@ def _threshold_quantity(threshold: Union[Quantity, float], capacity: Quantity) -
     return Quantity.from_int(int(float(capacity.value_bytes()) * threshold), BINARY_SI)
 
 
-def node_allocatable_reservation(cfg: KubeletConfig, machine: MachineInfo) -> dict[str, Quantity]:
-    """GetNodeAllocatableReservation: per capacity resource, systemReserved + kubeReserved + the hard-eviction
-    `memory.available` threshold (a percentage taken of memory capacity), only non-zero results kept.
+# The terms of the Node Allocatable reservation, in the order kubelet adds them.
+SYSTEM_RESERVED, KUBE_RESERVED, EVICTION_HARD = "systemReserved", "kubeReserved", "evictionHard"
 
-    Sums follow Quantity.Add, so the result prints as kubelet's would ("100Mi", 1Gi+100Mi = "1124Mi").
-    Raises KubeletConfigError for what kubelet refuses at start (reserving an unsupported resource, a
-    negative reservation, a bad eviction threshold)."""
+
+def node_allocatable_terms(cfg: KubeletConfig, machine: MachineInfo) -> dict[str, dict[str, Quantity]]:
+    """What GetNodeAllocatableReservation adds up, per term: systemReserved, kubeReserved and the hard-eviction
+    thresholds as quantities (`memory.available` for memory, a percentage taken of memory capacity;
+    `nodefs.available` for ephemeral-storage). Raises KubeletConfigError as `node_allocatable_reservation`."""
     _check_reserved(cfg.kube_reserved, "--kube-reserved")
     _check_reserved(cfg.system_reserved, "--system-reserved")
     thresholds = hard_eviction_thresholds(cfg.eviction_hard)
@@ -396,10 +397,21 @@ def node_allocatable_reservation(cfg: KubeletConfig, machine: MachineInfo) -> di
     if "nodefs.available" in thresholds:
         eviction["ephemeral-storage"] = _threshold_quantity(thresholds["nodefs.available"],
                                                             capacity["ephemeral-storage"])
+    return {SYSTEM_RESERVED: dict(cfg.system_reserved), KUBE_RESERVED: dict(cfg.kube_reserved), EVICTION_HARD: eviction}
+
+
+def node_allocatable_reservation(cfg: KubeletConfig, machine: MachineInfo) -> dict[str, Quantity]:
+    """GetNodeAllocatableReservation: per capacity resource, systemReserved + kubeReserved + the hard-eviction
+    `memory.available` threshold (a percentage taken of memory capacity), only non-zero results kept.
+
+    Sums follow Quantity.Add, so the result prints as kubelet's would ("100Mi", 1Gi+100Mi = "1124Mi").
+    Raises KubeletConfigError for what kubelet refuses at start (reserving an unsupported resource, a
+    negative reservation, a bad eviction threshold)."""
+    terms = node_allocatable_terms(cfg, machine)
     result: dict[str, Quantity] = {}
-    for name in capacity:
+    for name in node_capacity(machine):
         total = zero_quantity(DECIMAL_SI)
-        for source in (cfg.system_reserved, cfg.kube_reserved, eviction):
+        for source in terms.values():
             if name in source:
                 total = total.add(source[name])
         if not total.is_zero():

@@ -1,6 +1,6 @@
 """The `memorymanager` command: run scenarios, inspect or verify checkpoints, show this machine.
 
-    memorymanager run PATH... [--json] [--state-dir DIR] [--record [--in-place]] [--merge fast|reference]
+    memorymanager run PATH... [-v] [--json] [--state-dir DIR] [--record [--in-place]] [--merge fast|reference]
     memorymanager checkpoint inspect PATH [--json]
     memorymanager checkpoint verify PATH [--policy NAME]
     memorymanager machine [--sysfs-root DIR] [--json]
@@ -54,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("paths", nargs="+", metavar="PATH", help="a scenario file, or a folder of *.yaml/*.yml/*.json")
     run.add_argument("--json", action="store_true", help="print one JSON document instead of the human report")
     run.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="human report: under each scenario, every step's decision (admitted, or refused with the reason) "
+        "and each container's NUMA nodes and memory",
+    )
+    run.add_argument(
         "--state-dir", metavar="DIR",
         help="folder of the checkpoint file memory_manager_state; an old one is removed before each scenario "
         "(default: a temporary folder per scenario)",
@@ -100,7 +105,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         if args.record and scenario is not None:
             written.append(write_recorded(scenario, result, in_place=args.in_place))
         if not args.json:
-            for line in scenario_lines(result):
+            for line in scenario_lines(result, scenario, verbose=args.verbose):
                 print(line, file=out)
             out.flush()
 
