@@ -3,7 +3,7 @@
     memorymanager run PATH... [-v] [--json] [--state-dir DIR] [--record [--in-place]] [--merge fast|reference]
     memorymanager checkpoint inspect PATH [--json]
     memorymanager checkpoint verify PATH [--policy NAME]
-    memorymanager machine [--sysfs-root DIR] [--json]
+    memorymanager machine [--sysfs-root DIR] [--table]
 
 Exit codes of `run`: 0 every expectation held, 1 some failed, 2 some file is not a valid
 scenario. Any other problem prints one line on stderr and exits 2, never a traceback.
@@ -84,9 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("path", metavar="PATH")
     verify.add_argument("--policy", metavar="NAME", help="the configured memory manager policy (None, Static)")
 
-    machine = commands.add_parser("machine", help="this machine's NUMA topology as cadvisor reports it")
+    machine = commands.add_parser(
+        "machine", help="this machine's NUMA topology as cadvisor reports it: MachineInfo JSON for a scenario's machine"
+    )
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
-    machine.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON")
+    shape = machine.add_mutually_exclusive_group()
+    shape.add_argument("--table", action="store_true", help="print a readable table instead of JSON")
+    shape.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON (the default)")
     return parser
 
 
@@ -161,17 +165,18 @@ def machine_table(obj: dict) -> list[str]:
 
 
 def cmd_machine(args: argparse.Namespace, out: TextIO) -> int:
-    """`memorymanager machine`: read sysfs like cadvisor, print JSON or a table."""
+    """`memorymanager machine`: read sysfs like cadvisor; print the MachineInfo JSON a scenario's `machine`
+    accepts (ready to paste), or with `--table` a readable table."""
     from kubeinputs.machine import machine_info_to_obj
     from kubeinputs.sysfs import read_machine_info
 
     obj = machine_info_to_obj(read_machine_info(args.sysfs_root))
-    if args.json:
-        json.dump(obj, out, indent=2)
-        out.write("\n")
-    else:
+    if args.table:
         for line in machine_table(obj):
             print(line, file=out)
+    else:
+        json.dump(obj, out, indent=2)
+        out.write("\n")
     return 0
 
 
