@@ -47,29 +47,24 @@ def refused(load, path):
 
 
 # -- duplicate keys in every kind of referenced file ---------------------------------------------------------
-def test_duplicate_key_in_a_pod_file_is_refused(tmp_path):
-    path = tmp_path / "pod.yaml"
-    path.write_text(POD_YAML)
-    err = refused(load_pod_file, path)
-    assert (err.file, err.where) == (str(path), "spec.containers[0].resources.limits")
-    assert err.reason == "found duplicate key 'limits' at line 7, column 7 (first at line 6, column 7)"
-    assert str(err) == f"{path}: spec.containers[0].resources.limits: {err.reason}"
-
-
-def test_duplicate_key_in_a_kubelet_file_is_refused(tmp_path):
-    path = tmp_path / "kubelet.yaml"
-    path.write_text(KUBELET_YAML)
-    err = refused(load_kubelet_config_file, path)
-    assert (err.file, err.where) == (str(path), "reservedMemory[0].limits.memory")
-    assert err.reason == "found duplicate key 'memory' at line 6, column 25 (first at line 6, column 12)"
-
-
-def test_duplicate_key_in_a_machine_json_file_is_refused(tmp_path):
-    path = tmp_path / "machine.json"
-    path.write_text(MACHINE_JSON)
-    err = refused(load_machine_info, path)
-    assert (err.file, err.where) == (str(path), "topology[1].memory")
-    assert err.reason == "found duplicate key 'memory' at line 5, column 42 (first at line 5, column 20)"
+@pytest.mark.parametrize(
+    "name, text, load, where, reason",
+    [
+        ("pod.yaml", POD_YAML, load_pod_file, "spec.containers[0].resources.limits",
+         "found duplicate key 'limits' at line 7, column 7 (first at line 6, column 7)"),
+        ("kubelet.yaml", KUBELET_YAML, load_kubelet_config_file, "reservedMemory[0].limits.memory",
+         "found duplicate key 'memory' at line 6, column 25 (first at line 6, column 12)"),
+        ("machine.json", MACHINE_JSON, load_machine_info, "topology[1].memory",
+         "found duplicate key 'memory' at line 5, column 42 (first at line 5, column 20)"),
+    ],
+)
+def test_duplicate_key_in_a_referenced_file_is_refused(tmp_path, name, text, load, where, reason):
+    """Pod, KubeletConfiguration and MachineInfo files: file, path, line and reason (no silent last-wins)."""
+    path = tmp_path / name
+    path.write_text(text)
+    err = refused(load, path)
+    assert (err.file, err.where, err.reason) == (str(path), where, reason)
+    assert str(err) == f"{path}: {where}: {reason}"
 
 
 def test_a_scenario_names_the_referenced_file_and_the_place_in_it(tmp_path):
