@@ -39,21 +39,31 @@ def _environment(pycache: str | None) -> dict[str, str]:
     return env
 
 
-def _command_seconds(args: list[str], env: dict[str, str], repeats: int) -> tuple[float, float]:
-    """Median and fastest wall time of `python -m memorymanager ARGS` in a new process (after one untimed run)."""
-    command = [sys.executable, "-m", "memorymanager", *args]
+def _timed_runs(commands: dict[str, tuple[list[str], dict[str, str]]], repeats: int) -> dict[str, list[float]]:
+    """Wall times of `python -m memorymanager ARGS` in new processes, per command: one untimed run each,
+    then `repeats` rounds running every command once (interleaved, so that load from elsewhere on the
+    machine falls on all of them alike)."""
 
-    def once() -> float:
+    def once(args: list[str], env: dict[str, str]) -> float:
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        done = subprocess.run([sys.executable, "-m", "memorymanager", *args], cwd=ROOT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         elapsed = time.perf_counter() - start
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} exited {done.returncode}: {done.stderr.decode()}")
         return elapsed
 
-    once()
-    samples = [once() for _ in range(max(3, repeats))]
-    return statistics.median(samples), min(samples)
+    for args, env in commands.values():
+        once(args, env)
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(max(3, repeats)):
+        for name, (args, env) in commands.items():
+            samples[name].append(once(args, env))
+    return samples
+
+
+def _ms(seconds: float) -> float:
+    return seconds * 1e3
 
 
 def run(repeats: int) -> list[Row]:
@@ -61,25 +71,30 @@ def run(repeats: int) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="memorymanager-bench-") as folder:
         paths = scenarios.write(folder)
         cached = _environment(os.path.join(folder, "pycache"))
-        version, version_min = _command_seconds(["--version"], cached, repeats)
-        trivial, trivial_min = _command_seconds(["run", paths["trivial"]], cached, repeats)
-        hints, hints_min = _command_seconds(["run", paths["hints"]], cached, repeats)
-        cold, cold_min = _command_seconds(["run", paths["trivial"]], _environment(None), repeats)
+        samples = _timed_runs({
+            "version": (["--version"], cached),
+            "trivial": (["run", paths["trivial"]], cached),
+            "hints": (["run", paths["hints"]], cached),
+            "cold": (["run", paths["trivial"]], _environment(None)),
+        }, repeats)
 
         from memorymanager.runner.scenario import load_scenario
 
         load_scenario(paths["hints"])  # imports and first-use set-up outside the timing
         loading = median_seconds(lambda: load_scenario(paths["hints"]), repeats)
+    median = {name: statistics.median(times) for name, times in samples.items()}
+    fastest = {name: min(times) for name, times in samples.items()}
+    extra = statistics.median(h - t for h, t in zip(samples["hints"], samples["trivial"]))
     return [
-        Row("B9", "load scenario with 4x255 hints", "run, over trivial", (hints - trivial) * 1e3, "ms",
-            note=f"run {hints * 1e3:.0f} ms vs trivial {trivial * 1e3:.0f} ms; fastest {hints_min * 1e3:.0f} "
-            f"vs {trivial_min * 1e3:.0f} ms"),
-        Row("B9", "load scenario with 4x255 hints", "load_scenario, in process", loading * 1e3, "ms"),
-        Row("B10", "command start-up", "--version", version * 1e3, "ms", note=f"fastest {version_min * 1e3:.0f} ms"),
-        Row("B10", "command start-up", "run trivial scenario", trivial * 1e3, "ms",
-            note=f"fastest {trivial_min * 1e3:.0f} ms"),
-        Row("B10", "command start-up", "run trivial scenario, no bytecode", cold * 1e3, "ms",
-            note=f"every module compiled at start; fastest {cold_min * 1e3:.0f} ms"),
+        Row("B9", "load scenario with 4x255 hints", "run, over trivial", _ms(extra), "ms",
+            note=f"median of paired runs; run {_ms(median['hints']):.0f} ms vs trivial {_ms(median['trivial']):.0f} ms"),
+        Row("B9", "load scenario with 4x255 hints", "load_scenario, in process", _ms(loading), "ms"),
+        Row("B10", "command start-up", "--version", _ms(median["version"]), "ms",
+            note=f"fastest {_ms(fastest['version']):.0f} ms"),
+        Row("B10", "command start-up", "run trivial scenario", _ms(median["trivial"]), "ms",
+            note=f"fastest {_ms(fastest['trivial']):.0f} ms"),
+        Row("B10", "command start-up", "run trivial scenario, no bytecode", _ms(median["cold"]), "ms",
+            note=f"every module compiled at start; fastest {_ms(fastest['cold']):.0f} ms"),
     ]
 
 

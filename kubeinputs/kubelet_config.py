@@ -19,8 +19,7 @@ import copy
 import re
 import struct
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kubeinputs.features import FeatureGateError, FeatureGates
 
@@ -30,6 +29,9 @@ from kubeinputs.reader import parse_file
 from kubeinputs.goformat import go_quote
 from kubeinputs.machine import MachineInfo, machine_hugepage_capacity
 from kubeinputs.quantity import BINARY_SI, DECIMAL_SI, Quantity, QuantityError, parse_quantity, unmarshal_quantity, zero_quantity
+
+if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
+    from pathlib import Path
 
 KUBELET_CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 KUBELET_CONFIG_KIND = "KubeletConfiguration"

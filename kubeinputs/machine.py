@@ -8,12 +8,14 @@ verbatim in `MachineInfo.extra` and written back by `machine_info_to_obj`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kubeinputs.errors import InputError, check_keys, expect_int, expect_list, expect_map, index_path, join_path
 from kubeinputs.reader import parse_file
 from kubeinputs.quantity import BINARY_SI, Quantity
+
+if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
+    from pathlib import Path
 
 UINT64_MAX = (1 << 64) - 1
 

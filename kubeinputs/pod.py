@@ -9,13 +9,15 @@ and hugepage limits defaulted as pkg/apis/core/v1/defaults.go does).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kubeinputs.errors import (InputError, check_keys, expect_list, expect_map, expect_str, index_path, join_path,
                                type_name)
 from kubeinputs.reader import parse_file
 from kubeinputs.quantity import Quantity, QuantityError, unmarshal_quantity
+
+if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
+    from pathlib import Path
 
 RESTART_POLICY_ALWAYS = "Always"
 HUGEPAGES_PREFIX = "hugepages-"

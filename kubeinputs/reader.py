@@ -23,10 +23,12 @@ are not preserved.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
 
 from kubeinputs.errors import ROOT, InputError, index_path, join_path
+
+if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
+    from pathlib import Path
 
 T = TypeVar("T")
 

@@ -97,7 +97,6 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     """`memorymanager run`: run, report, and optionally record."""
     from memorymanager.runner.execute import merge_function, run_paths
-    from memorymanager.runner.record import write_recorded
     from memorymanager.runner.report import scenario_lines, summary_line, write_json
 
     if args.in_place and not args.record:
@@ -107,6 +106,8 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
     def on_scenario(result, scenario) -> None:
         if args.record and scenario is not None:
+            from memorymanager.runner.record import write_recorded
+
             written.append(write_recorded(scenario, result, in_place=args.in_place))
         if not args.json:
             for line in scenario_lines(result, scenario, verbose=args.verbose):
