@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, hints, merge, server
+from benchmarks import admission, hints, merge, server, startup
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -23,6 +23,8 @@ TARGETS = {
     "B4": ">= 10,000 ops/s with the checkpoint off",
     "B5": "none set (PodResources List with 500 pods, one client)",
     "B6": "none set (control-service Admit round trips, one client)",
+    "B9": "run on 4 x 255 injected hints within 100 ms of a trivial scenario",
+    "B10": "< 150 ms to start (--version, or one trivial scenario)",
 }
 
 
@@ -58,6 +60,7 @@ def main(argv=None) -> int:
     rows += admission.run_b4(1000 if args.quick else args.churn)
     rows += server.run_b5(20 if args.quick else 100)
     rows += server.run_b6(200 if args.quick else 2000)
+    rows += startup.run(5 if args.quick else args.repeats)
     print_table(rows)
     print()
     for bench, target in TARGETS.items():

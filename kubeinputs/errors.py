@@ -1,41 +1,50 @@
-"""Input errors shared by every parser of user input (manifests, machine info, kubelet config, scenarios).
+"""Input errors and the typed field readers shared by every parser of user input.
 
-An `InputError` names the place of the bad value as a path (`steps[3].admit.spec.containers[0].resources`)
-and says what is wrong with it, so a user never sees a traceback for a malformed file. The small helpers
-below check the shape of decoded YAML/JSON values and build those paths.
+Manifests, machine info, kubelet configuration and scenarios are all read with the same
+helpers, so a malformed value is reported the same way everywhere: an `InputError` names
+the file (when there is one), the path of the bad value inside the document
+(`steps[3].admit.spec.containers[0].resources`) and what is wrong with it. A user never
+sees a traceback for a malformed file. Loading files (YAML, JSON) is `kubeinputs.reader`.
+
+Null: Kubernetes documents decode `null` the way Go does, as an empty map or list, so
+`expect_map` and `expect_list` take None as empty by default; readers of documents where
+null means something else (the scenario format) pass `null_is_empty=False`.
 """
 from __future__ import annotations
 
-import difflib
-from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Iterable, Mapping, Optional
 
-import yaml
+ROOT = "(document)"  # the `where` of the document itself
+
+# Unknown keys list the allowed ones when there are no more than this many (else only a suggestion).
+_LIST_ALLOWED_KEYS_UP_TO = 12
 
 
 class InputError(ValueError):
-    """A malformed input value: `where` is its path, `reason` what is wrong; str() is "where: reason"."""
+    """A malformed input: `file` (or None), `where` the path inside it, `reason` what is wrong.
 
-    def __init__(self, where: str, reason: str) -> None:
+    str() is `file: where: reason`, leaving out the parts that are empty.
+    """
+
+    def __init__(self, where: str, reason: str, file: Optional[str] = None) -> None:
         super().__init__(where, reason)
         self.where = where
         self.reason = reason
+        self.file = None if file is None else str(file)
 
     def __str__(self) -> str:
-        if not self.where:
-            return self.reason
-        if self.where.endswith(":"):
-            return f"{self.where} {self.reason}"
-        return f"{self.where}: {self.reason}"
+        return ": ".join(part for part in (self.file, self.where, self.reason) if part)
+
+    def in_file(self, file: str) -> "InputError":
+        """The same error, naming `file` (an error that already names a file keeps it)."""
+        if self.file is not None:
+            return self
+        return type(self)(self.where, self.reason, file)
 
 
-def join_path(where: str, key: str) -> str:
-    """The path of map entry `key` below `where` ("" is the document root; a "file:" prefix keeps its colon)."""
-    if not where:
-        return key
-    if where.endswith(":"):
-        return f"{where} {key}"
-    return f"{where}.{key}"
+def join_path(where: str, key: Any) -> str:
+    """The path of map entry `key` below `where` ("" is the document root)."""
+    return f"{where}.{key}" if where else str(key)
 
 
 def index_path(where: str, index: int) -> str:
@@ -64,40 +73,63 @@ def type_name(value: Any) -> str:
 
 def suggest(key: str, known: Iterable[str]) -> Optional[str]:
     """The known name closest to a misspelt `key`, or None when nothing is close."""
+    import difflib  # only on the error path: slow to import
+
     matches = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
     return matches[0] if matches else None
 
 
-def check_keys(doc: Mapping[str, Any], known: Iterable[str], where: str) -> None:
-    """Refuse any key of `doc` not in `known`, naming its path and the closest known key."""
-    known = set(known)
-    for key in doc:
-        if not isinstance(key, str):
-            raise InputError(where or "(document)", f"keys must be strings, got {type_name(key)} {key!r}")
-        if key not in known:
-            hint = suggest(key, known)
-            reason = "unknown key" + (f'; did you mean "{hint}"?' if hint else "")
-            raise InputError(join_path(where, key), reason)
+def unknown_key_error(where: str, key: Any, allowed: Iterable[str]) -> InputError:
+    """`<where>.<key>: unknown key; did you mean "x"?`, or the allowed keys when there are few."""
+    allowed = sorted(allowed)
+    guess = suggest(str(key), allowed) if allowed else None
+    if guess is not None:
+        reason = f'unknown key; did you mean "{guess}"?'
+    elif not allowed:
+        reason = "unknown key; no keys are allowed here"
+    elif len(allowed) <= _LIST_ALLOWED_KEYS_UP_TO:
+        reason = "unknown key; expected one of: " + ", ".join(allowed)
+    else:
+        reason = "unknown key"
+    return InputError(join_path(where, key), reason)
 
 
-def expect_map(value: Any, where: str, what: str = "a map") -> dict:
-    """`value` if it is a map (None counts as an empty map), else an InputError."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise InputError(where or "(document)", f"expected {what}, got {type_name(value)}")
+def _check_string_keys(value: Mapping, where: str) -> None:
+    """Refuse a map with a key that is not a string (YAML allows `1: x`; Kubernetes does not)."""
     for key in value:
         if not isinstance(key, str):
-            raise InputError(where or "(document)", f"keys must be strings, got {type_name(key)} {key!r}")
+            raise InputError(where or ROOT, f"keys must be strings, got {type_name(key)} {key!r}")
+
+
+def check_keys(doc: Mapping[str, Any], where: str, known: Iterable[str], required: Iterable[str] = ()) -> None:
+    """Refuse any key of `doc` not in `known` (naming its path and the closest known key) and
+    report the first `required` key that is missing."""
+    _check_string_keys(doc, where)
+    known = set(known)
+    for key in doc:
+        if key not in known:
+            raise unknown_key_error(where, key, known)
+    for key in required:
+        if key not in doc:
+            raise InputError(join_path(where, key), "required key is missing")
+
+
+def expect_map(value: Any, where: str, what: str = "a map", *, null_is_empty: bool = True) -> dict:
+    """`value` as a dict if it is a map with string keys (null: empty, unless `null_is_empty` is off)."""
+    if value is None and null_is_empty:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(where or ROOT, f"expected {what}, got {type_name(value)}")
+    _check_string_keys(value, where)
     return dict(value)
 
 
-def expect_list(value: Any, where: str, what: str = "a list") -> list:
-    """`value` if it is a list (None counts as an empty list), else an InputError."""
-    if value is None:
+def expect_list(value: Any, where: str, what: str = "a list", *, null_is_empty: bool = True) -> list:
+    """`value` as a list if it is one (null: empty, unless `null_is_empty` is off)."""
+    if value is None and null_is_empty:
         return []
     if not isinstance(value, (list, tuple)):
-        raise InputError(where or "(document)", f"expected {what}, got {type_name(value)}")
+        raise InputError(where or ROOT, f"expected {what}, got {type_name(value)}")
     return list(value)
 
 
@@ -119,22 +151,15 @@ def expect_int(value: Any, where: str, *, minimum: Optional[int] = None, maximum
     return value
 
 
+def expect_int_list(value: Any, where: str, *, minimum: Optional[int] = None,
+                    maximum: Optional[int] = None, null_is_empty: bool = True) -> list[int]:
+    """A list of integers, each checked with `expect_int`."""
+    items = expect_list(value, where, null_is_empty=null_is_empty)
+    return [expect_int(v, index_path(where, i), minimum=minimum, maximum=maximum) for i, v in enumerate(items)]
+
+
 def expect_bool(value: Any, where: str) -> bool:
     """`value` if it is a boolean, else an InputError."""
     if not isinstance(value, bool):
         raise InputError(where, f"expected a boolean (true or false), got {type_name(value)} {value!r}")
     return value
-
-
-def load_yaml_file(path: Union[str, Path]) -> Any:
-    """The decoded YAML/JSON document in `path`, or an InputError naming the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(str(path), f"cannot read file: {err.strerror or err}") from None
-    except UnicodeDecodeError as err:
-        raise InputError(str(path), f"not UTF-8 text: {err}") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise InputError(str(path), f"invalid YAML: {err}") from None

@@ -8,19 +8,46 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-# name -> (default in v1.37, locked to default)
+# Gate names, as kubelet's --feature-gates and featureGates spell them.
+TOPOLOGY_MANAGER_POLICY_OPTIONS_GATE = "TopologyManagerPolicyOptions"
+TOPOLOGY_MANAGER_POLICY_BETA_OPTIONS_GATE = "TopologyManagerPolicyBetaOptions"
+TOPOLOGY_MANAGER_POLICY_ALPHA_OPTIONS_GATE = "TopologyManagerPolicyAlphaOptions"
+MEMORY_MANAGER_GATE = "MemoryManager"
+POD_LEVEL_RESOURCES_GATE = "PodLevelResources"
+POD_LEVEL_RESOURCE_MANAGERS_GATE = "PodLevelResourceManagers"
+MEMORY_MANAGER_DRIFT_TOLERANCE_GATE = "MemoryManagerDriftTolerance"
+SIDECAR_CONTAINERS_GATE = "SidecarContainers"
+IN_PLACE_POD_VERTICAL_SCALING_GATE = "InPlacePodVerticalScaling"
+KUBELET_POD_RESOURCES_GET_GATE = "KubeletPodResourcesGet"
+KUBELET_POD_RESOURCES_DYNAMIC_RESOURCES_GATE = "KubeletPodResourcesDynamicResources"
+
+# The one table of gates, memory and topology manager alike:
+# name -> (default in v1.37, locked to default).
 KNOWN_FEATURE_GATES: dict[str, tuple[bool, bool]] = {
-    "TopologyManagerPolicyOptions": (True, True),  # GA 1.32
-    "TopologyManagerPolicyBetaOptions": (True, False),
-    "TopologyManagerPolicyAlphaOptions": (False, False),
-    "MemoryManager": (True, True),  # GA 1.32
-    "PodLevelResources": (True, False),  # beta 1.34
-    "PodLevelResourceManagers": (False, False),  # KEP-5526, off by default
-    "MemoryManagerDriftTolerance": (False, False),  # KEP-6232, alpha
-    "SidecarContainers": (True, True),  # GA 1.33
-    "InPlacePodVerticalScaling": (True, False),
-    "KubeletPodResourcesGet": (True, False),  # beta 1.34: the PodResources Get method
-    "KubeletPodResourcesDynamicResources": (True, False),  # beta 1.34: DRA claims in PodResources
+    # GA 1.32, locked on; nothing reads it (topologyManagerPolicyOptions are always allowed).
+    TOPOLOGY_MANAGER_POLICY_OPTIONS_GATE: (True, True),
+    # topology manager: beta policy options (policy_options.check_policy_option_available).
+    TOPOLOGY_MANAGER_POLICY_BETA_OPTIONS_GATE: (True, False),
+    # topology manager: alpha policy options (policy_options.check_policy_option_available).
+    TOPOLOGY_MANAGER_POLICY_ALPHA_OPTIONS_GATE: (False, False),
+    # GA 1.32, locked on; nothing reads it (the memory manager always exists).
+    MEMORY_MANAGER_GATE: (True, True),
+    # beta 1.34; memory manager: the Static policy skips pods with pod-level resources and
+    # counts them in the QoS class.
+    POD_LEVEL_RESOURCES_GATE: (True, False),
+    # KEP-5526, off by default; topology manager (pod-level scope path) and memory manager
+    # (pod-level allocation, podEntries in the checkpoint).
+    POD_LEVEL_RESOURCE_MANAGERS_GATE: (False, False),
+    # KEP-6232, alpha; memory manager: the memory-drift-tolerance option and the drift check at start.
+    MEMORY_MANAGER_DRIFT_TOLERANCE_GATE: (False, False),
+    # GA 1.33, locked on; nothing reads it (the sidecar rules always apply).
+    SIDECAR_CONTAINERS_GATE: (True, True),
+    # resmgr: whether in-place resizes are allowed at all (the managers do not read it).
+    IN_PLACE_POD_VERTICAL_SCALING_GATE: (True, False),
+    # beta 1.34; PodResources server: the Get method.
+    KUBELET_POD_RESOURCES_GET_GATE: (True, False),
+    # beta 1.34; PodResources server: DRA claims in the answers.
+    KUBELET_POD_RESOURCES_DYNAMIC_RESOURCES_GATE: (True, False),
 }
 
 

@@ -19,16 +19,19 @@ import copy
 import re
 import struct
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kubeinputs.features import FeatureGateError, FeatureGates
 
 from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_int, expect_list, expect_map, expect_str,
-                     index_path, join_path, load_yaml_file)
+                               index_path, join_path)
+from kubeinputs.reader import parse_file
 from kubeinputs.goformat import go_quote
 from kubeinputs.machine import MachineInfo, machine_hugepage_capacity
 from kubeinputs.quantity import BINARY_SI, DECIMAL_SI, Quantity, QuantityError, parse_quantity, unmarshal_quantity, zero_quantity
+
+if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
+    from pathlib import Path
 
 KUBELET_CONFIG_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 KUBELET_CONFIG_KIND = "KubeletConfiguration"
@@ -139,7 +142,7 @@ def _parse_reserved_memory(value: Any, where: str) -> list[MemoryReservation]:
     for i, item in enumerate(expect_list(value, where)):
         path = index_path(where, i)
         raw = expect_map(item, path, "a map ({numaNode, limits})")
-        check_keys(raw, ("numaNode", "limits"), path)
+        check_keys(raw, path, ("numaNode", "limits"))
         numa = expect_int(raw.get("numaNode", 0), join_path(path, "numaNode"), minimum=_INT32_MIN, maximum=_INT32_MAX)
         limits_path = join_path(path, "limits")
         limits: dict[str, Quantity] = {}
@@ -236,18 +239,20 @@ def parse_kubelet_config(doc: Any, where: str = "", base: Optional[KubeletConfig
             if key in UNMODELLED_FIELDS:
                 raise InputError(join_path(where, key), "a KubeletConfiguration field this simulator does not model; "
                                  "give a whole document (apiVersion and kind) to have such fields ignored")
-        check_keys(raw, FIELDS, where)
+        check_keys(raw, where, FIELDS)
     cfg = copy.deepcopy(base) if base is not None else KubeletConfig()
     return _apply_fields(cfg, raw, where)
 
 
 def load_kubelet_config_file(path: Union[str, Path], base: Optional[KubeletConfig] = None) -> KubeletConfig:
     """A `kubelet.config.k8s.io/v1beta1` KubeletConfiguration file; fields not modelled here are ignored."""
-    where = f"{path}:"
-    raw = expect_map(load_yaml_file(path), where, "a KubeletConfiguration document")
-    _check_document_header(raw, where)
-    cfg = copy.deepcopy(base) if base is not None else KubeletConfig()
-    return _apply_fields(cfg, raw, where)
+    def parse(doc: Any) -> KubeletConfig:
+        raw = expect_map(doc, "", "a KubeletConfiguration document")
+        _check_document_header(raw, "")
+        cfg = copy.deepcopy(base) if base is not None else KubeletConfig()
+        return _apply_fields(cfg, raw, "")
+
+    return parse_file(path, parse)
 
 
 # -- validation (ValidateKubeletConfiguration) ----------------------------------------------------------------
@@ -376,13 +381,14 @@ def _threshold_quantity(threshold: Union[Quantity, float], capacity: Quantity) -
     return Quantity.from_int(int(float(capacity.value_bytes()) * threshold), BINARY_SI)
 
 
-def node_allocatable_reservation(cfg: KubeletConfig, machine: MachineInfo) -> dict[str, Quantity]:
-    """GetNodeAllocatableReservation: per capacity resource, systemReserved + kubeReserved + the hard-eviction
-    `memory.available` threshold (a percentage taken of memory capacity), only non-zero results kept.
+# The terms of the Node Allocatable reservation, in the order kubelet adds them.
+SYSTEM_RESERVED, KUBE_RESERVED, EVICTION_HARD = "systemReserved", "kubeReserved", "evictionHard"
 
-    Sums follow Quantity.Add, so the result prints as kubelet's would ("100Mi", 1Gi+100Mi = "1124Mi").
-    Raises KubeletConfigError for what kubelet refuses at start (reserving an unsupported resource, a
-    negative reservation, a bad eviction threshold)."""
+
+def node_allocatable_terms(cfg: KubeletConfig, machine: MachineInfo) -> dict[str, dict[str, Quantity]]:
+    """What GetNodeAllocatableReservation adds up, per term: systemReserved, kubeReserved and the hard-eviction
+    thresholds as quantities (`memory.available` for memory, a percentage taken of memory capacity;
+    `nodefs.available` for ephemeral-storage). Raises KubeletConfigError as `node_allocatable_reservation`."""
     _check_reserved(cfg.kube_reserved, "--kube-reserved")
     _check_reserved(cfg.system_reserved, "--system-reserved")
     thresholds = hard_eviction_thresholds(cfg.eviction_hard)
@@ -393,10 +399,21 @@ def node_allocatable_reservation(cfg: KubeletConfig, machine: MachineInfo) -> di
     if "nodefs.available" in thresholds:
         eviction["ephemeral-storage"] = _threshold_quantity(thresholds["nodefs.available"],
                                                             capacity["ephemeral-storage"])
+    return {SYSTEM_RESERVED: dict(cfg.system_reserved), KUBE_RESERVED: dict(cfg.kube_reserved), EVICTION_HARD: eviction}
+
+
+def node_allocatable_reservation(cfg: KubeletConfig, machine: MachineInfo) -> dict[str, Quantity]:
+    """GetNodeAllocatableReservation: per capacity resource, systemReserved + kubeReserved + the hard-eviction
+    `memory.available` threshold (a percentage taken of memory capacity), only non-zero results kept.
+
+    Sums follow Quantity.Add, so the result prints as kubelet's would ("100Mi", 1Gi+100Mi = "1124Mi").
+    Raises KubeletConfigError for what kubelet refuses at start (reserving an unsupported resource, a
+    negative reservation, a bad eviction threshold)."""
+    terms = node_allocatable_terms(cfg, machine)
     result: dict[str, Quantity] = {}
-    for name in capacity:
+    for name in node_capacity(machine):
         total = zero_quantity(DECIMAL_SI)
-        for source in (cfg.system_reserved, cfg.kube_reserved, eviction):
+        for source in terms.values():
             if name in source:
                 total = total.add(source[name])
         if not total.is_zero():

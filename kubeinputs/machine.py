@@ -8,12 +8,14 @@ verbatim in `MachineInfo.extra` and written back by `machine_info_to_obj`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from kubeinputs.errors import (InputError, check_keys, expect_int, expect_list, expect_map, index_path, join_path,
-                     load_yaml_file)
+from kubeinputs.errors import InputError, check_keys, expect_int, expect_list, expect_map, index_path, join_path
+from kubeinputs.reader import parse_file
 from kubeinputs.quantity import BINARY_SI, Quantity
+
+if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
+    from pathlib import Path
 
 UINT64_MAX = (1 << 64) - 1
 
@@ -76,7 +78,7 @@ def _parse_hugepages(value: Any, where: str) -> list[HugePagesInfo]:
     for i, item in enumerate(expect_list(value, where)):
         path = index_path(where, i)
         raw = expect_map(item, path, "a map ({page_size, num_pages})")
-        check_keys(raw, HUGEPAGES_KEYS, path)
+        check_keys(raw, path, HUGEPAGES_KEYS)
         for key in HUGEPAGES_KEYS:
             if key not in raw:
                 raise InputError(join_path(path, key), "Required value")
@@ -93,7 +95,7 @@ def _parse_caches(value: Any, where: str) -> Optional[list[Any]]:
     for i, item in enumerate(caches):
         path = index_path(where, i)
         raw = expect_map(item, path, "a map (a cache)")
-        check_keys(raw, CACHE_KEYS, path)
+        check_keys(raw, path, CACHE_KEYS)
         for key in ("id", "size", "level"):
             if key in raw:
                 _uint(raw[key], join_path(path, key))
@@ -108,7 +110,7 @@ def _parse_cores(value: Any, where: str) -> Optional[list[Any]]:
     for i, item in enumerate(cores):
         path = index_path(where, i)
         raw = expect_map(item, path, "a map (a core)")
-        check_keys(raw, CORE_KEYS, path)
+        check_keys(raw, path, CORE_KEYS)
         for key in ("core_id", "socket_id"):
             if key in raw:
                 expect_int(raw[key], join_path(path, key))
@@ -123,7 +125,7 @@ def _parse_cores(value: Any, where: str) -> Optional[list[Any]]:
 def _parse_node(value: Any, where: str) -> Node:
     """One topology entry."""
     raw = expect_map(value, where, "a map (a NUMA node)")
-    check_keys(raw, NODE_KEYS, where)
+    check_keys(raw, where, NODE_KEYS)
     if "node_id" not in raw:
         raise InputError(join_path(where, "node_id"), "Required value")
     node_id = expect_int(raw["node_id"], join_path(where, "node_id"), minimum=0)
@@ -153,7 +155,7 @@ def parse_machine_info(doc: Any, where: str = "") -> MachineInfo:
     A missing `num_cores` defaults to the number of thread ids in the topology's cores, and a missing
     `memory_capacity` to the sum of the nodes' memory (cadvisor always writes both)."""
     raw = expect_map(doc, where, "a map (cadvisor MachineInfo JSON)")
-    check_keys(raw, MACHINE_INFO_KEYS, where)
+    check_keys(raw, where, MACHINE_INFO_KEYS)
     topo_path = join_path(where, "topology")
     items = expect_list(raw.get("topology"), topo_path)
     nodes = [_parse_node(item, index_path(topo_path, i)) for i, item in enumerate(items)]
@@ -178,7 +180,7 @@ def parse_machine_info(doc: Any, where: str = "") -> MachineInfo:
 
 def load_machine_info(path: Union[str, Path]) -> MachineInfo:
     """Read and parse a cadvisor MachineInfo JSON (or YAML) file; errors name the file and the path inside."""
-    return parse_machine_info(load_yaml_file(path), f"{path}:")
+    return parse_file(path, parse_machine_info)
 
 
 def node_to_obj(node: Node) -> dict[str, Any]:

@@ -9,12 +9,15 @@ and hugepage limits defaulted as pkg/apis/core/v1/defaults.go does).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kubeinputs.errors import (InputError, check_keys, expect_list, expect_map, expect_str, index_path, join_path,
-                     load_yaml_file, type_name)
+                               type_name)
+from kubeinputs.reader import parse_file
 from kubeinputs.quantity import Quantity, QuantityError, unmarshal_quantity
+
+if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
+    from pathlib import Path
 
 RESTART_POLICY_ALWAYS = "Always"
 HUGEPAGES_PREFIX = "hugepages-"
@@ -109,7 +112,7 @@ def parse_resource_list(value: Any, where: str) -> dict[str, Quantity]:
 def parse_resource_requirements(value: Any, where: str) -> ResourceRequirements:
     """A `resources` map: requests and limits as given (no defaulting here)."""
     raw = expect_map(value, where)
-    check_keys(raw, RESOURCE_REQUIREMENTS_KEYS, where)
+    check_keys(raw, where, RESOURCE_REQUIREMENTS_KEYS)
     expect_list(raw.get("claims"), join_path(where, "claims"))
     return ResourceRequirements(
         requests=parse_resource_list(raw.get("requests"), join_path(where, "requests")),
@@ -120,7 +123,7 @@ def parse_resource_requirements(value: Any, where: str) -> ResourceRequirements:
 def _parse_container(value: Any, where: str, *, init: bool) -> Container:
     """One container or init container map (restartPolicy checked as API validation does)."""
     raw = expect_map(value, where, "a map (a container)")
-    check_keys(raw, CONTAINER_KEYS, where)
+    check_keys(raw, where, CONTAINER_KEYS)
     if "name" not in raw or raw["name"] in (None, ""):
         raise InputError(join_path(where, "name"), "Required value")
     name = expect_str(raw["name"], join_path(where, "name"))
@@ -148,7 +151,7 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
     `pod_level_resources` is the PodLevelResources gate (on by default in v1.37), which enables the
     pod-level defaulting rules."""
     raw = expect_map(doc, where, "a map (a v1 Pod manifest)")
-    check_keys(raw, POD_KEYS, where)
+    check_keys(raw, where, POD_KEYS)
     if "apiVersion" in raw and raw["apiVersion"] != "v1":
         raise InputError(join_path(where, "apiVersion"), f'expected "v1", got {raw["apiVersion"]!r}')
     if "kind" in raw and raw["kind"] != "Pod":
@@ -156,7 +159,7 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
 
     meta_path = join_path(where, "metadata")
     meta = expect_map(raw.get("metadata"), meta_path)
-    check_keys(meta, OBJECT_META_KEYS, meta_path)
+    check_keys(meta, meta_path, OBJECT_META_KEYS)
     if meta.get("name") in (None, ""):
         raise InputError(join_path(meta_path, "name"), "Required value")
     name = expect_str(meta["name"], join_path(meta_path, "name"))
@@ -171,7 +174,7 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
     if raw.get("spec") is None:
         raise InputError(spec_path, "Required value")
     spec = expect_map(raw["spec"], spec_path)
-    check_keys(spec, POD_SPEC_KEYS, spec_path)
+    check_keys(spec, spec_path, POD_SPEC_KEYS)
     init_containers = _parse_containers(spec.get("initContainers"), join_path(spec_path, "initContainers"), init=True)
     containers = _parse_containers(spec.get("containers"), join_path(spec_path, "containers"), init=False)
     if not containers:
@@ -222,7 +225,7 @@ def _check_unique_names(init_containers: list[Container], containers: list[Conta
 
 def load_pod_file(path: Union[str, Path], *, pod_level_resources: bool = True) -> Pod:
     """Read and parse a Pod manifest file (YAML or JSON); errors name the file and the path inside it."""
-    return parse_pod(load_yaml_file(path), f"{path}:", pod_level_resources=pod_level_resources)
+    return parse_file(path, lambda doc: parse_pod(doc, "", pod_level_resources=pod_level_resources))
 
 
 # -- defaulting (SetDefaults_Pod) --------------------------------------------------------------------------
@@ -231,9 +234,26 @@ def is_hugepage_resource(name: str) -> bool:
     return name.startswith(HUGEPAGES_PREFIX)
 
 
+# -- pod-level resources (component-helpers/resource, used by both managers) -----------------------------
+POD_LEVEL_RESOURCE_NAMES = ("cpu", "memory")
+
+
 def is_supported_pod_level_resource(name: str) -> bool:
-    """Resources pod-level `spec.resources` may set: cpu, memory and hugepages-*."""
-    return name in ("cpu", "memory") or is_hugepage_resource(name)
+    """IsSupportedPodLevelResource: pod-level `spec.resources` may set cpu, memory and hugepages-*."""
+    return name in POD_LEVEL_RESOURCE_NAMES or is_hugepage_resource(name)
+
+
+def is_pod_level_resources_set(pod: Any) -> bool:
+    """IsPodLevelResourcesSet: the pod's `spec.resources` requests or limits name a supported resource.
+
+    Duck-typed: `pod.resources` is None or has `requests` and `limits` maps (either may be None).
+    """
+    resources = getattr(pod, "resources", None)
+    if resources is None:
+        return False
+    requests = getattr(resources, "requests", None) or {}
+    limits = getattr(resources, "limits", None) or {}
+    return any(is_supported_pod_level_resource(str(name)) for name in [*requests, *limits])
 
 
 def _is_overcommit_allowed(name: str) -> bool:

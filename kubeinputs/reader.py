@@ -1,71 +1,203 @@
-"""Reading and writing scenario documents (YAML; JSON is valid YAML).
+"""The one reader of input files: YAML and JSON documents, strict about keys written twice.
 
-Loading is PyYAML's safe loader, made strict about one thing YAML silently allows:
-a key written twice in one map is an error (the second would hide the first).
-Writing keeps key order and never sorts; YAML comments are not preserved.
+Every file this project reads (scenarios, and the Pod manifests, cadvisor MachineInfo
+and KubeletConfiguration files they reference) goes through `load_file`, so all of them
+follow the same rules:
+
+- a key written twice in one map is an error naming its path, where it is written again
+  and where first (YAML and JSON both allow it silently, the last one winning: the
+  second would hide the first);
+- syntax errors give the line and column;
+- every problem is an `InputError` naming the file.
+
+`.json` files are read with the `json` module (fast, and exactly JSON); anything else
+with PyYAML's safe schema, through libyaml's C parser when PyYAML has it
+(`yaml.CSafeLoader`), else the pure-Python one. The loader only composes the node
+graph; mappings are constructed here, which is where duplicates are caught with the
+nodes' marks. PyYAML is imported on first use, so JSON input and commands that read
+no YAML do not pay for it.
+
+Writing (`dump_yaml`, for `--record`) keeps key order and never sorts; YAML comments
+are not preserved.
 """
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
 
-import yaml
+from kubeinputs.errors import ROOT, InputError, index_path, join_path
 
-from kubeinputs.errors import InputError
+if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
+    from pathlib import Path
+
+T = TypeVar("T")
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys."""
+class _DuplicateJSONKey(Exception):
+    """Raised from the JSON object hook; the YAML reader then finds the key's place."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    """A mapping node as a dict; a key seen twice is a ConstructorError."""
-    loader.flatten_mapping(node)
+def _mark(mark: Any) -> str:
+    """`line L, column C` (1-based) of a PyYAML mark."""
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _loader_class() -> type:
+    """PyYAML's safe loader, on libyaml's C parser when available."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+
+
+class _Builder:
+    """Python values from a composed YAML node graph, refusing duplicate keys (with their places)."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.done: dict[int, Any] = {}  # id(node) -> value: aliases share, recursion terminates
+
+    def build(self, node: Any, where: str) -> Any:
+        """The value of `node`, found at path `where`."""
+        if node.tag == _STR_TAG and node.id == "scalar":
+            return node.value
+        if node.id == "scalar" or node.tag not in (_MAP_TAG, _SEQ_TAG):
+            # plain scalars (int, float, bool, null, timestamp, ...) and tagged collections
+            # (!!set, !!omap) as PyYAML's safe constructor builds them
+            return self.loader.construct_object(node, deep=True)
+        known = self.done.get(id(node))
+        if known is not None:
+            return known
+        if node.id == "sequence":
+            items: list = []
+            self.done[id(node)] = items
+            items.extend(self.build(item, index_path(where, i)) for i, item in enumerate(node.value))
+            return items
+        return self._build_mapping(node, where)
+
+    def _build_mapping(self, node: Any, where: str) -> dict:
+        import yaml
+
+        self.loader.flatten_mapping(node)  # `<<` merge keys, as the safe loader does
+        result: dict = {}
+        self.done[id(node)] = result
+        first: dict = {}
+        for key_node, value_node in node.value:
+            key = self.build(key_node, where)
+            try:
+                hash(key)
+            except TypeError:
+                raise InputError(where or ROOT, f"not valid YAML: {_mark(key_node.start_mark)}: "
+                                 "found an unhashable key") from None
+            path = join_path(where, key)
+            if key in first:
+                raise InputError(path, f"found duplicate key {key!r} at {_mark(key_node.start_mark)} "
+                                 f"(first at {_mark(first[key])})")
+            first[key] = key_node.start_mark
+            try:
+                result[key] = self.build(value_node, path)
+            except yaml.constructor.ConstructorError as exc:
+                raise InputError(path, _yaml_reason(exc)) from None
+        return result
+
+
+def _yaml_reason(exc: Exception) -> str:
+    """`not valid YAML: line L, column C: problem` of a PyYAML error."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc)
+    if mark is not None:
+        return f"not valid YAML: {_mark(mark)}: {problem}"
+    return f"not valid YAML: {problem}"
+
+
+def load_yaml_text(text: str, where: str = "") -> Any:
+    """One YAML document as Python values; a syntax error or duplicate key is an InputError."""
+    import yaml
+
+    loader = _loader_class()(text)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else _Builder(loader).build(node, where)
+    except yaml.YAMLError as exc:
+        raise InputError(where or ROOT, _yaml_reason(exc)) from None
+    finally:
+        loader.dispose()
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are not JSON (Python's json module accepts them by default)."""
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _strict_object(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object as a dict; a key written twice stops the decoding."""
     result: dict = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            hash(key)
-        except TypeError:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, "found an unhashable key", key_node.start_mark
-            )
+    for key, value in pairs:
         if key in result:
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
-            )
-        result[key] = loader.construct_object(value_node, deep=deep)
+            raise _DuplicateJSONKey(key)
+        result[key] = value
     return result
 
 
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def load_text(text: str, where: str = "") -> Any:
-    """Parse one YAML document; a syntax error becomes an InputError with line and column."""
+def load_json_text(text: str, where: str = "") -> Any:
+    """One JSON document; a syntax error (with line and column) or a duplicate key is an InputError."""
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        if mark is not None:
-            reason = f"not valid YAML: line {mark.line + 1}, column {mark.column + 1}: {problem}"
-        else:
-            reason = f"not valid YAML: {problem}"
-        raise InputError(where or "(document)", reason) from None
+        return json.loads(text, object_pairs_hook=_strict_object, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(where or ROOT, f"not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:  # NaN, Infinity
+        raise InputError(where or ROOT, f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(where or ROOT, "not valid JSON: nested too deeply") from None
+    except _DuplicateJSONKey as dup:
+        duplicate = dup.key
+    # JSON is YAML: the YAML reader names the duplicate's path and both places.
+    try:
+        load_yaml_text(text, where)
+    except InputError as exc:
+        if "duplicate key" in exc.reason:
+            raise
+    raise InputError(where or ROOT, f"found duplicate key {duplicate!r}")
 
 
-def load_file(path: str) -> Any:
-    """Read and parse a YAML/JSON file; unreadable files become an InputError."""
+def load_text(text: str, where: str = "", *, json_format: bool = False) -> Any:
+    """Parse one document: JSON with `json_format`, else YAML (JSON is valid YAML too)."""
+    return load_json_text(text, where) if json_format else load_yaml_text(text, where)
+
+
+def load_file(path: Union[str, Path]) -> Any:
+    """Read and parse a YAML or JSON (`*.json`) file; every problem is an InputError naming the file."""
+    name = str(path)
     try:
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     except OSError as exc:
-        raise InputError("(document)", f"cannot read file: {exc.strerror or exc}") from None
+        raise InputError("", f"cannot read file: {exc.strerror or exc}", name) from None
     except UnicodeDecodeError as exc:
-        raise InputError("(document)", f"not UTF-8 text: {exc.reason}") from None
-    return load_text(text)
+        raise InputError("", f"not UTF-8 text: {exc.reason} at byte {exc.start}", name) from None
+    try:
+        return load_text(text, json_format=name.lower().endswith(".json"))
+    except InputError as exc:
+        raise exc.in_file(name) from None
 
 
+def parse_file(path: Union[str, Path], parse: Callable[[Any], T]) -> T:
+    """`parse(document)` of the file at `path`; an InputError from either step names the file."""
+    doc = load_file(path)
+    try:
+        return parse(doc)
+    except InputError as exc:
+        raise exc.in_file(str(path)) from None
+
+
+# -- writing ---------------------------------------------------------------------------------------------
 def _is_scalar(value: Any) -> bool:
     """A YAML scalar (null, string, number, boolean)."""
     return value is None or isinstance(value, (str, int, float, bool))
@@ -76,25 +208,35 @@ def _is_leaf(value: Any) -> bool:
     return _is_scalar(value) or (isinstance(value, list) and all(_is_scalar(v) for v in value))
 
 
-class _Dumper(yaml.SafeDumper):
+_DUMPER: Optional[type] = None
+
+
+def _dumper() -> type:
     """Block style, except small leaf structures (NUMA id lists, hints, blocks) on one line."""
+    global _DUMPER
+    if _DUMPER is None:
+        import yaml
 
+        class Dumper(yaml.SafeDumper):
+            pass
 
-def _represent_list(dumper: _Dumper, data: list) -> yaml.Node:
-    """Lists of scalars inline (`[0, 1]`), others as blocks."""
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=all(map(_is_scalar, data)))
+        def represent_list(dumper: Any, data: list) -> Any:
+            # lists of scalars inline (`[0, 1]`), others as blocks
+            return dumper.represent_sequence(_SEQ_TAG, data, flow_style=all(map(_is_scalar, data)))
 
+        def represent_dict(dumper: Any, data: dict) -> Any:
+            # small maps of leaves inline (a hint, a block, a memory table), others as blocks
+            flow = 0 < len(data) <= 6 and all(_is_leaf(v) for v in data.values())
+            return dumper.represent_mapping(_MAP_TAG, data, flow_style=flow)
 
-def _represent_dict(dumper: _Dumper, data: dict) -> yaml.Node:
-    """Small maps of leaves inline (a hint, a block, a memory table), others as blocks."""
-    flow = 0 < len(data) <= 6 and all(_is_leaf(v) for v in data.values())
-    return dumper.represent_mapping("tag:yaml.org,2002:map", data, flow_style=flow)
-
-
-_Dumper.add_representer(list, _represent_list)
-_Dumper.add_representer(dict, _represent_dict)
+        Dumper.add_representer(list, represent_list)
+        Dumper.add_representer(dict, represent_dict)
+        _DUMPER = Dumper
+    return _DUMPER
 
 
 def dump_yaml(doc: Any) -> str:
     """YAML text of `doc`: keys in their current order, leaf structures inline, unicode kept."""
-    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120)
+    import yaml
+
+    return yaml.dump(doc, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=120)

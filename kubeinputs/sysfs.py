@@ -38,14 +38,14 @@ def _read_text(path: Path) -> Optional[str]:
     except FileNotFoundError:
         return None
     except OSError as err:
-        raise InputError(str(path), f"cannot read: {err.strerror or err}") from None
+        raise InputError("", f"cannot read: {err.strerror or err}", str(path)) from None
 
 
 def _parse_int(text: str, path: Path) -> int:
     """The first number in a sysfs value file."""
     token = text.strip().split()[0] if text.strip() else ""
     if not token.isdigit():
-        raise InputError(str(path), f"expected a number, got {text.strip()!r}")
+        raise InputError("", f"expected a number, got {text.strip()!r}", str(path))
     return int(token)
 
 
@@ -71,7 +71,7 @@ def _read_memory(node_dir: Path) -> int:
         return 0
     match = _MEMTOTAL_RE.search(text)
     if not match:
-        raise InputError(str(path), "no MemTotal line")
+        raise InputError("", "no MemTotal line", str(path))
     return int(match.group(1)) * 1024
 
 
@@ -85,11 +85,11 @@ def _read_hugepages(folder: Path) -> list[HugePagesInfo]:
     for name in names:
         match = _HUGEPAGES_DIR_RE.match(name)
         if not match:
-            raise InputError(str(folder / name), "not a hugepages-<size>kB folder")
+            raise InputError("", "not a hugepages-<size>kB folder", str(folder / name))
         nr_path = folder / name / "nr_hugepages"
         text = _read_text(nr_path)
         if text is None:
-            raise InputError(str(nr_path), "missing")
+            raise InputError("", "missing", str(nr_path))
         result.append(HugePagesInfo(page_size=int(match.group(1)), num_pages=_parse_int(text, nr_path)))
     return result
 
@@ -102,7 +102,7 @@ def _read_distances(node_dir: Path) -> Optional[list[int]]:
         return None
     fields = text.strip().split(" ")
     if not all(f.isdigit() for f in fields):
-        raise InputError(str(path), f"expected space-separated numbers, got {text.strip()!r}")
+        raise InputError("", f"expected space-separated numbers, got {text.strip()!r}", str(path))
     return [int(f) for f in fields]
 
 
@@ -145,7 +145,7 @@ def read_machine_info(sysfs_root: Union[str, Path] = "/sys") -> MachineInfo:
     if not nodes_found:
         reason = ("no NUMA node folders (node0, node1, ...) found" if node_root.is_dir()
                   else "folder not found; is this a sysfs root with NUMA support?")
-        raise InputError(str(node_root), reason)
+        raise InputError("", reason, str(node_root))
     nodes = [
         Node(node_id=node_id, memory=_read_memory(node_dir),
              hugepages=_read_hugepages(node_dir / "hugepages"),

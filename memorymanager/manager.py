@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
+from state import CHECKPOINT_FILE_NAME
 from state.state import State, StateReader
 from state.state_checkpoint import new_checkpoint_state
 from state.state_mem import MemoryState
@@ -29,7 +30,8 @@ from memorymanager.policy import (
     Policy,
 )
 from memorymanager.policy_none import new_policy_none
-from memorymanager.policy_static import POD_LEVEL_RESOURCE_MANAGERS_GATE, new_policy_static
+from memorymanager.policy_static import new_policy_static
+from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE
 from kubeinputs.quantity import Quantity
 from memorymanager.requests import is_restartable_init_container
 from memorymanager.reserved_memory import get_system_reserved_memory
@@ -40,11 +42,10 @@ __all__ = [
     "MemoryManagerError",
     "EmptyPodSharedPoolError",
     "new_manager",
-    "MEMORY_MANAGER_STATE_FILE_NAME",
     "PLATFORM",
 ]
 
-MEMORY_MANAGER_STATE_FILE_NAME = "memory_manager_state"
+# kubelet's memoryManagerStateFileName; the name itself lives in state/.
 # The simulated kubelet runs on Linux: Static is available, BestEffort (Windows only) is not.
 PLATFORM = "linux"
 
@@ -131,7 +132,7 @@ class Manager:
             return MemoryState()
         return new_checkpoint_state(
             self.state_dir,
-            MEMORY_MANAGER_STATE_FILE_NAME,
+            CHECKPOINT_FILE_NAME,
             self.policy.name(),
             pod_level_resource_managers=self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE),
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from kubeinputs.features import MEMORY_MANAGER_DRIFT_TOLERANCE_GATE
 from kubeinputs.goformat import go_quote
 from memorymanager.memory_drift import PROC_IOMEM_PATH, memory_drift_from_kernel_image
 from memorymanager.policy import MemoryManagerError
@@ -18,7 +19,6 @@ from kubeinputs.quantity import QuantityError, parse_quantity
 MEMORY_DRIFT_TOLERANCE = "memory-drift-tolerance"
 MEMORY_DRIFT_TOLERANCE_AUTO = "auto"
 MEMORY_DRIFT_TOLERANCE_OFF = "off"
-DRIFT_TOLERANCE_GATE = "MemoryManagerDriftTolerance"
 
 ALPHA_OPTIONS = frozenset({MEMORY_DRIFT_TOLERANCE})
 BETA_OPTIONS: frozenset[str] = frozenset()
@@ -36,9 +36,10 @@ def check_policy_option_available(option: str, feature_gates) -> None:
     """Refuse unknown options, and alpha options while their gate is off."""
     if option not in ALPHA_OPTIONS and option not in BETA_OPTIONS and option not in STABLE_OPTIONS:
         raise MemoryManagerError(f"unknown Memory Manager Policy option: {go_quote(option)}")
-    if option in ALPHA_OPTIONS and not feature_gates.enabled(DRIFT_TOLERANCE_GATE):
+    if option in ALPHA_OPTIONS and not feature_gates.enabled(MEMORY_MANAGER_DRIFT_TOLERANCE_GATE):
         raise MemoryManagerError(
-            f"memory manager policy option {go_quote(option)} requires the {DRIFT_TOLERANCE_GATE} feature gate"
+            f"memory manager policy option {go_quote(option)} requires the "
+            f"{MEMORY_MANAGER_DRIFT_TOLERANCE_GATE} feature gate"
         )
 
 

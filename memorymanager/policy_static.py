@@ -12,7 +12,8 @@ from typing import Any, Mapping, Optional
 from state.state import State
 from state.types import MEMORY, Block, NUMANodeMap
 from topologymanager import bitmask
-from kubeinputs.features import FeatureGates
+from kubeinputs.features import (MEMORY_MANAGER_DRIFT_TOLERANCE_GATE, POD_LEVEL_RESOURCE_MANAGERS_GATE,
+                                 POD_LEVEL_RESOURCES_GATE, FeatureGates)
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
 
@@ -35,8 +36,8 @@ from memorymanager.machine_state import (
 )
 from memorymanager.memory_drift import PROC_IOMEM_PATH, is_tolerable_machine_state_drift, memory_drift_by_node
 from memorymanager.policy import POLICY_STATIC, AffinityStore, EmptyPodSharedPoolError, MemoryManagerError
-from memorymanager.policy_options import DRIFT_TOLERANCE_GATE, PolicyOptions, new_policy_options
-from kubeinputs.qos import get_pod_qos
+from memorymanager.policy_options import PolicyOptions, new_policy_options
+from kubeinputs.qos import GUARANTEED, get_pod_qos
 from memorymanager.requests import (
     first_container_name,
     get_container_requested_resources,
@@ -46,10 +47,6 @@ from memorymanager.requests import (
 )
 from memorymanager.reserved_memory import SystemReservedMemory, total_reserved_regular_memory
 from memorymanager.reusable_memory import ReusableMemory
-
-GUARANTEED = "Guaranteed"
-POD_LEVEL_RESOURCES_GATE = "PodLevelResources"
-POD_LEVEL_RESOURCE_MANAGERS_GATE = "PodLevelResourceManagers"
 
 ERR_NO_SYSTEM_RESERVED = "[memorymanager] you should specify the system reserved memory"
 ERR_DEFAULT_AFFINITY = (
@@ -141,7 +138,7 @@ class StaticPolicy:
             state.set_machine_state(self.get_default_machine_state())
             return
 
-        strict_fit = self.feature_gates.enabled(DRIFT_TOLERANCE_GATE)
+        strict_fit = self.feature_gates.enabled(MEMORY_MANAGER_DRIFT_TOLERANCE_GATE)
         expected = self.get_default_machine_state()
         for pod_uid in sorted(assignments):
             if self.pod_level_resource_managers:

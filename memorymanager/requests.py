@@ -11,17 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from state.types import HUGEPAGES_PREFIX, MEMORY, is_memory_resource
+from state.types import MEMORY, is_memory_resource
 
+from kubeinputs.pod import is_pod_level_resources_set
 from memorymanager.policy import MemoryManagerError
 from kubeinputs.quantity import Quantity, QuantityError
 
 UINT64_MASK = (1 << 64) - 1
 INT64_ERROR = "[memorymanager] failed to represent quantity as int64"
-
-# Resources that make `spec.resources` count as pod-level resources (component-helpers).
-_POD_LEVEL_RESOURCES = ("cpu", MEMORY)
-
 
 def _ordered(names) -> list[str]:
     """Resource names with `memory` first, then the rest sorted (Go leaves map order random)."""
@@ -48,20 +45,6 @@ def is_regular_init_container(pod: Any, container: Any) -> bool:
         if init_container.name == container.name:
             return not is_restartable_init_container(init_container)
     return False
-
-
-def _is_supported_pod_level_resource(name: str) -> bool:
-    """cpu, memory and hugepages-* may be set at pod level."""
-    return name in _POD_LEVEL_RESOURCES or name.startswith(HUGEPAGES_PREFIX)
-
-
-def is_pod_level_resources_set(pod: Any) -> bool:
-    """kubelet's IsPodLevelResourcesSet: `spec.resources` names cpu, memory or a hugepage size."""
-    resources = getattr(pod, "resources", None)
-    if resources is None:
-        return False
-    names = list(resources.requests or {}) + list(resources.limits or {})
-    return any(_is_supported_pod_level_resource(name) for name in names)
 
 
 def _equal_nonzero(requests: dict, limits: dict, name: str) -> bool:

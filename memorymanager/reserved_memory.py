@@ -48,6 +48,23 @@ def get_total_memory_type_reserved(machine_info, reserved_memory: Sequence) -> d
     return totals
 
 
+class ReservedMemoryMismatchError(MemoryManagerError):
+    """reservedMemory does not add up to the Node Allocatable reservation of one memory type.
+
+    str() is kubelet's message; `resource`, `reserved` (the reservedMemory total) and
+    `allocatable` (the Node Allocatable reservation) are the values it names.
+    """
+
+    def __init__(self, resource: str, reserved: Quantity, allocatable: Quantity) -> None:
+        super().__init__(
+            f"the total amount {go_quote(str(reserved))} of type {go_quote(resource)} is not equal to the value "
+            f"{go_quote(str(allocatable))} determined by Node Allocatable feature"
+        )
+        self.resource = resource
+        self.reserved = reserved
+        self.allocatable = allocatable
+
+
 def validate_reserved_memory(
     machine_info, node_allocatable_reservation: Mapping[str, Quantity], reserved_memory: Sequence
 ) -> None:
@@ -69,10 +86,7 @@ def validate_reserved_memory(
         if name in totals:
             reserved = reserved.add(totals[name])
         if not allocatable.equal(reserved):
-            raise MemoryManagerError(
-                f"the total amount {go_quote(str(reserved))} of type {go_quote(name)} is not equal to the value "
-                f"{go_quote(str(allocatable))} determined by Node Allocatable feature"
-            )
+            raise ReservedMemoryMismatchError(name, reserved, allocatable)
 
 
 def convert_reserved(machine_info, reserved_memory: Sequence) -> SystemReservedMemory:

@@ -20,6 +20,7 @@ import os
 from typing import Optional
 
 from kubeinputs import gojson
+from kubeinputs.goformat import go_quote
 from state.checkpoint import DEFAULT_WRITE_FORMAT, FORMATS, LoadedCheckpoint, read_checkpoint
 from state.checkpoint_errors import CheckpointError, CheckpointNotFoundError
 from state.checkpoint_writer import encode_checkpoint
@@ -29,36 +30,12 @@ from state.state import State
 from state.state_mem import MemoryState
 from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
-CHECKPOINT_FILE_NAME = "memory_manager_state"
 
 log = logging.getLogger("memorymanager.state")
 
 
 class StateError(Exception):
     """The checkpoint-backed state could not be created; str() is kubelet's full message."""
-
-
-def go_quote(s: str) -> str:
-    """Go's %q for a string (strconv.Quote)."""
-    out = ['"']
-    escapes = {'"': '\\"', "\\": "\\\\", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n",
-               "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-    for ch in s:
-        cp = ord(ch)
-        if ch in escapes:
-            out.append(escapes[ch])
-        elif ch == " " or (ch.isprintable() and not 0xD800 <= cp <= 0xDFFF):
-            out.append(ch)
-        elif cp < 0x20 or cp == 0x7F:
-            out.append(f"\\x{cp:02x}")
-        elif 0xD800 <= cp <= 0xDFFF:
-            out.append("\\ufffd")
-        elif cp < 0x10000:
-            out.append(f"\\u{cp:04x}")
-        else:
-            out.append(f"\\U{cp:08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def go_join(directory: str, name: str) -> str:

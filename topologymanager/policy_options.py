@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from topologymanager.errors import PolicyOptionsError
-from kubeinputs.features import FeatureGates
+from kubeinputs.features import (TOPOLOGY_MANAGER_POLICY_ALPHA_OPTIONS_GATE, TOPOLOGY_MANAGER_POLICY_BETA_OPTIONS_GATE,
+                                 FeatureGates)
+from kubeinputs.goformat import go_quote
 
 PREFER_CLOSEST_NUMA_NODES = "prefer-closest-numa-nodes"
 MAX_ALLOWABLE_NUMA_NODES = "max-allowable-numa-nodes"
 DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8
 
-ALPHA_GATE = "TopologyManagerPolicyAlphaOptions"
-BETA_GATE = "TopologyManagerPolicyBetaOptions"
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,11 @@ def check_policy_option_available(
     gates = gates if gates is not None else FeatureGates()
     if option not in maturity.alpha and option not in maturity.beta and option not in maturity.stable:
         raise PolicyOptionsError(f"unknown Topology Manager Policy option: {go_quote(option)}")
-    if option in maturity.alpha and not gates.enabled(ALPHA_GATE):
+    if option in maturity.alpha and not gates.enabled(TOPOLOGY_MANAGER_POLICY_ALPHA_OPTIONS_GATE):
         raise PolicyOptionsError(
             f"Topology Manager Policy Alpha-level Options not enabled, but option {go_quote(option)} provided"
         )
-    if option in maturity.beta and not gates.enabled(BETA_GATE):
+    if option in maturity.beta and not gates.enabled(TOPOLOGY_MANAGER_POLICY_BETA_OPTIONS_GATE):
         raise PolicyOptionsError(
             f"Topology Manager Policy Beta-level Options not enabled, but option {go_quote(option)} provided"
         )
@@ -104,31 +104,7 @@ def new_policy_options(
     return PolicyOptions(prefer_closest_numa=prefer_closest, max_allowable_numa_nodes=max_nodes)
 
 
-# --- Go formatting and parsing helpers (strconv.Quote, ParseBool, Atoi) ---------------------
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-               "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(s: str) -> str:
-    """Go's %q / strconv.Quote of a string: double quotes, Go escapes, printable Unicode kept."""
-    out = ['"']
-    for ch in s:
-        if ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        else:
-            code = ord(ch)
-            if code < 0x80:
-                out.append(f"\\x{code:02x}")
-            elif code <= 0xFFFF:
-                out.append(f"\\u{code:04x}")
-            else:
-                out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
+# --- Go parsing helpers (strconv.ParseBool, Atoi) ----------------------------------------
 
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}

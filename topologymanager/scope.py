@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from topologymanager.admission import PodAdmitResult
-from kubeinputs.features import FeatureGates
+from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
+from kubeinputs.pod import is_pod_level_resources_set
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import HintProvider
 from topologymanager.policy import Policy
@@ -22,27 +23,10 @@ CONTAINER_TOPOLOGY_SCOPE = "container"
 POD_TOPOLOGY_SCOPE = "pod"
 NONE_TOPOLOGY_SCOPE = "none"
 
-POD_LEVEL_RESOURCE_MANAGERS_GATE = "PodLevelResourceManagers"
-
 
 def all_containers(pod: Any) -> list[Any]:
     """Init containers, then app containers, in spec order (kubelet's admission order)."""
     return [*(pod.init_containers or []), *(pod.containers or [])]
-
-
-def is_supported_pod_level_resource(name: str) -> bool:
-    """cpu, memory and hugepages-* can be set at pod level (component-helpers, newest)."""
-    return name in ("cpu", "memory") or name.startswith("hugepages-")
-
-
-def is_pod_level_resources_set(pod: Any) -> bool:
-    """kubelet's IsPodLevelResourcesSet: pod-level requests or limits name a supported resource."""
-    resources = getattr(pod, "resources", None)
-    if resources is None:
-        return False
-    requests = getattr(resources, "requests", None) or {}
-    limits = getattr(resources, "limits", None) or {}
-    return any(is_supported_pod_level_resource(str(n)) for n in [*requests, *limits])
 
 
 class Scope:

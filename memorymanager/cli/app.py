@@ -1,9 +1,9 @@
 """The `memorymanager` command: run scenarios, inspect or verify checkpoints, show this machine.
 
-    memorymanager run PATH... [--json] [--state-dir DIR] [--record [--in-place]] [--merge fast|reference]
+    memorymanager run PATH... [-v] [--json] [--state-dir DIR] [--record [--in-place]] [--merge fast|reference]
     memorymanager checkpoint inspect PATH [--json]
     memorymanager checkpoint verify PATH [--policy NAME]
-    memorymanager machine [--sysfs-root DIR] [--json]
+    memorymanager machine [--sysfs-root DIR] [--table]
 
 Exit codes of `run`: 0 every expectation held, 1 some failed, 2 some file is not a valid
 scenario. Any other problem prints one line on stderr and exits 2, never a traceback.
@@ -27,6 +27,17 @@ def _version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: looks the version up only when asked (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"{PROG} {_version()}", file=sys.stdout)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with its three commands."""
     parser = argparse.ArgumentParser(
@@ -34,13 +45,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="The kubelet's memory manager and topology manager, simulated: "
         "scenarios, checkpoints, machine info.",
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
     run = commands.add_parser("run", help="run scenario files or folders and check their expectations")
     run.add_argument("paths", nargs="+", metavar="PATH", help="a scenario file, or a folder of *.yaml/*.yml/*.json")
     run.add_argument("--json", action="store_true", help="print one JSON document instead of the human report")
+    run.add_argument(
+        "-v", "--verbose", action="store_true",
+        help="human report: under each scenario, every step's decision (admitted, or refused with the reason) "
+        "and each container's NUMA nodes and memory",
+    )
     run.add_argument(
         "--state-dir", metavar="DIR",
         help="folder of the checkpoint file memory_manager_state; an old one is removed before each scenario "
@@ -69,9 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("path", metavar="PATH")
     verify.add_argument("--policy", metavar="NAME", help="the configured memory manager policy (None, Static)")
 
-    machine = commands.add_parser("machine", help="this machine's NUMA topology as cadvisor reports it")
+    machine = commands.add_parser(
+        "machine", help="this machine's NUMA topology as cadvisor reports it: MachineInfo JSON for a scenario's machine"
+    )
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
-    machine.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON")
+    shape = machine.add_mutually_exclusive_group()
+    shape.add_argument("--table", action="store_true", help="print a readable table instead of JSON")
+    shape.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON (the default)")
 
     from memorymanager.cli import explain_cmd, nrt_cmd, podresources_cmd, serve_cmd  # commands with their own modules
 
@@ -83,7 +103,6 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     """`memorymanager run`: run, report, and optionally record."""
     from memorymanager.runner.execute import merge_function, run_paths
-    from memorymanager.runner.record import write_recorded
     from memorymanager.runner.report import scenario_lines, summary_line, write_json
 
     if args.in_place and not args.record:
@@ -93,9 +112,11 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
     def on_scenario(result, scenario) -> None:
         if args.record and scenario is not None:
+            from memorymanager.runner.record import write_recorded
+
             written.append(write_recorded(scenario, result, in_place=args.in_place))
         if not args.json:
-            for line in scenario_lines(result):
+            for line in scenario_lines(result, scenario, verbose=args.verbose):
                 print(line, file=out)
             out.flush()
 
@@ -161,17 +182,18 @@ def machine_table(obj: dict) -> list[str]:
 
 
 def cmd_machine(args: argparse.Namespace, out: TextIO) -> int:
-    """`memorymanager machine`: read sysfs like cadvisor, print JSON or a table."""
+    """`memorymanager machine`: read sysfs like cadvisor; print the MachineInfo JSON a scenario's `machine`
+    accepts (ready to paste), or with `--table` a readable table."""
     from kubeinputs.machine import machine_info_to_obj
     from kubeinputs.sysfs import read_machine_info
 
     obj = machine_info_to_obj(read_machine_info(args.sysfs_root))
-    if args.json:
-        json.dump(obj, out, indent=2)
-        out.write("\n")
-    else:
+    if args.table:
         for line in machine_table(obj):
             print(line, file=out)
+    else:
+        json.dump(obj, out, indent=2)
+        out.write("\n")
     return 0
 
 

@@ -2,6 +2,7 @@
 pod, in pod scope) asks the Static policy for, or why it asks nothing."""
 from __future__ import annotations
 
+from kubeinputs.features import POD_LEVEL_RESOURCES_GATE
 from typing import Any
 
 from kubeinputs.features import FeatureGates
@@ -38,7 +39,7 @@ def build_asked(node: SimulatedNode, pod: Pod) -> Asked:
     """Part 1: QoS class and the rule behind it; each container's request and why it asks nothing."""
     policy = node.memory_manager.policy
     gates = _gates(node)
-    qos, qos_reason = get_pod_qos_explained(pod, gates.enabled("PodLevelResources"))
+    qos, qos_reason = get_pod_qos_explained(pod, gates.enabled(POD_LEVEL_RESOURCES_GATE))
     scope = node.topology_manager.scope.name
     asked = Asked(pod.name, pod.uid, qos, qos_reason, node.memory_manager.policy_name(),
                   node.topology_manager.get_policy().name, scope)

@@ -17,7 +17,9 @@ from state.state import StateReader
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import new_manager as new_topology_manager
 
-from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
+from kubeinputs.kubelet_config import (EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESERVED, KubeletConfig,
+                                       node_allocatable_reservation, node_allocatable_terms,
+                                       validate_kubelet_configuration)
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod
 from memorymanager.manager import new_manager as new_memory_manager
@@ -30,7 +32,49 @@ class NodeError(Exception):
 
 
 class KubeletStartError(NodeError):
-    """The kubelet refused to start; str() is kubelet's message (with kubelet's wrapping)."""
+    """The kubelet refused to start; str() is kubelet's message (with kubelet's wrapping).
+
+    `hint` is an explanation for people, never part of the message: for a reservedMemory
+    total that is not Node Allocatable's reservation, the numbers that must agree.
+    """
+
+    hint: Optional[str] = None
+
+
+def reserved_memory_hint(error: Any, config: KubeletConfig, machine: MachineInfo) -> Optional[str]:
+    """The rule behind kubelet's "the total amount ... is not equal to the value ... determined by Node
+    Allocatable feature", with its numbers: reservedMemory, summed over NUMA nodes, must equal
+    systemReserved + kubeReserved (+ evictionHard memory.available for `memory`), each term shown."""
+    from memorymanager.reserved_memory import ReservedMemoryMismatchError
+
+    while error is not None and not isinstance(error, ReservedMemoryMismatchError):
+        error = error.__cause__ or error.__context__
+    if error is None:
+        return None
+    name = error.resource
+    try:
+        terms = node_allocatable_terms(config, machine)
+    except ValueError:  # cannot happen after a successful reservation; no hint rather than a second error
+        return None
+    parts = [f"{source} {terms[source].get(name, 0)}" for source in (SYSTEM_RESERVED, KUBE_RESERVED)]
+    if name == "memory":
+        threshold = config.eviction_hard.get("memory.available")
+        part = f"{EVICTION_HARD} memory.available {terms[EVICTION_HARD].get('memory', 0)}"
+        if threshold is not None and threshold.endswith("%"):
+            part += f" ({threshold} of {machine.memory_capacity} bytes)"
+        if config.eviction_hard_set is None:
+            part += " (kubelet's default)"
+        parts.append(part)
+    return (f"hint: reservedMemory of type {name}, summed over the NUMA nodes, must equal the Node Allocatable "
+            f"reservation: reservedMemory total {_with_bytes(error.reserved)} != {' + '.join(parts)} = "
+            f"{_with_bytes(error.allocatable)}")
+
+
+def _with_bytes(quantity: Any) -> str:
+    """`1G (1000000000 bytes)`; a quantity written in bytes already stays as it is."""
+    text = str(quantity)
+    size = str(quantity.value_bytes())
+    return text if text == size else f"{text} ({size} bytes)"
 
 
 def container_id(pod: Pod, container_name: str) -> str:
@@ -175,6 +219,7 @@ class SimulatedNode:
         self.topology_manager: Any = None
         self.memory_manager: Any = None
         self.start_error: Optional[str] = None
+        self.start_hint: Optional[str] = None  # KubeletStartError.hint of the last failed start
         self._recorder: Optional[RecordingProvider] = None
         self._extra = _SwitchableProvider()
         self._extra_registered = False
@@ -197,16 +242,19 @@ class SimulatedNode:
         self._recorder = None
         self._extra_registered = False
         try:
-            self._start()
+            try:
+                self._start()
+            except KubeletStartError:
+                raise
+            except Exception as exc:  # any manager error is a refusal to start
+                self.topology_manager = None
+                self.memory_manager = None
+                raise KubeletStartError(str(exc)) from exc
         except KubeletStartError as exc:
-            self.start_error = str(exc)
+            exc.hint = reserved_memory_hint(exc, self.config, self.machine)
+            self.start_error, self.start_hint = str(exc), exc.hint
             raise
-        except Exception as exc:  # any manager error is a refusal to start
-            self.topology_manager = None
-            self.memory_manager = None
-            self.start_error = str(exc)
-            raise KubeletStartError(str(exc)) from exc
-        self.start_error = None
+        self.start_error = self.start_hint = None
 
     def _start(self) -> None:
         """In kubelet's order: feature gates, configuration validation, topology manager,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from kubeinputs.features import IN_PLACE_POD_VERTICAL_SCALING_GATE
 from typing import Mapping, Optional, Sequence
 
 from kubeinputs.cpuset import cpuset_string
@@ -315,7 +316,7 @@ class KubeletBackend:
             if old.resources == container.resources:
                 return
             gates = FeatureGates.from_config(self._require()[0].kubelet.feature_gates)
-            if not gates.enabled("InPlacePodVerticalScaling"):
+            if not gates.enabled(IN_PLACE_POD_VERTICAL_SCALING_GATE):
                 raise PolicyError(f"{container.pretty_name()}: in-place resize is disabled "
                                   "(feature gate InPlacePodVerticalScaling is off)")
             if old.qos_class != container.qos_class:

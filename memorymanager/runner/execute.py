@@ -15,13 +15,13 @@ from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, 
 from topologymanager.hint import TopologyHint
 from topologymanager.reference_merge import reference_merge_hints
 from kubeinputs.pod import Pod
+from state import CHECKPOINT_FILE_NAME
 from memorymanager.runner.discover import collect_scenario_files
 from memorymanager.runner.expect import compare
 from memorymanager.runner.observe import hint_maps_to_obj, pod_observations, state_observations
 from memorymanager.runner.results import RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import HintSpec, InjectedHints, Scenario, ScenarioError, Step, load_scenario
 
-CHECKPOINT_FILE_NAME = "memory_manager_state"
 MERGE_CHOICES = ("fast", "reference")
 
 
@@ -67,6 +67,7 @@ class ScenarioRun:
         self.scenario = scenario
         self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
         self.context_pod: Optional[Pod] = None
+        self._hint_shown: Optional[str] = None  # the start hint already attached to a step
 
     def run(self) -> list[StepResult]:
         """Start the node (unless step 0 is `start`), then run every step."""
@@ -85,7 +86,17 @@ class ScenarioRun:
         except Exception as exc:  # a failing step, never a crash of the runner
             actual["error"] = error_message(exc)
         self._observe(actual)
-        return StepResult(step.index, step.op, compare(step.expect, actual), actual)
+        return StepResult(step.index, step.op, compare(step.expect, actual), actual, self._notes(actual))
+
+    def _notes(self, actual: dict[str, Any]) -> list[str]:
+        """The start hint of a failed start, on the first failing step after it (not repeated)."""
+        hint = self.node.start_hint
+        if self.node.running:
+            self._hint_shown = None
+        if actual.get("error") is None or hint is None or hint == self._hint_shown:
+            return []
+        self._hint_shown = hint
+        return [hint]
 
     def _execute(self, step: Step, actual: dict[str, Any]) -> None:
         """Carry out the step's operation, adding what it returns (admission result, hints) to `actual`."""

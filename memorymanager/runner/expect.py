@@ -1,8 +1,9 @@
 """A step's `expect`: its allowed shape, and how it is compared with what happened.
 
-Rules (scenario-format.md, "Expectations"): only the keys written are checked; maps are
+Rules (docs/scenario-format.md, "Expectations"): only the keys written are checked; maps are
 checked on the keys written (a key written as null also matches a key that is absent);
-leaf values match exactly; `error` and `message` are substrings; hint lists compare as
+leaf values match exactly; `error` and `message` are substrings (`error: null`, contract 1.1:
+the step must not fail); hint lists compare as
 sets; block lists (`memory`, `entries`, `podEntries`, `allocatable`) as multisets; other
 lists (`numaAffinity`, `cells`, `numaNodes`) exactly. For `memory` and `allocatable`
 (kubelet's reader APIs) a null list and an empty list are the same; in `entries` and
@@ -14,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from kubeinputs.errors import InputError
-from memorymanager.runner import schema
+from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_int, expect_int_list, expect_list,
+                               expect_map, expect_str, join_path, index_path, unknown_key_error)
 
 
 class _Missing:
@@ -62,11 +63,11 @@ class Scalar(Spec):
 
     def validate(self, value: Any, where: str) -> None:
         if self.kind == "str":
-            schema.expect_str(value, where)
+            expect_str(value, where)
         elif self.kind == "bool":
-            schema.expect_bool(value, where)
+            expect_bool(value, where)
         else:
-            schema.expect_int(value, where, self.minimum)
+            expect_int(value, where, minimum=self.minimum)
 
     def compare(self, expected: Any, actual: Any, path: str, out: list[Failure]) -> None:
         if type(expected) is not type(actual) or expected != actual:
@@ -77,7 +78,7 @@ class Substring(Spec):
     """A string that must occur inside the actual message."""
 
     def validate(self, value: Any, where: str) -> None:
-        schema.expect_str(value, where)
+        expect_str(value, where)
 
     def compare(self, expected: Any, actual: Any, path: str, out: list[Failure]) -> None:
         if not isinstance(actual, str) or expected not in actual:
@@ -88,7 +89,7 @@ class IntList(Spec):
     """A list of NUMA ids that must match exactly, order included."""
 
     def validate(self, value: Any, where: str) -> None:
-        schema.expect_int_list(value, where, minimum=0)
+        expect_int_list(value, where, minimum=0, null_is_empty=False)
 
     def compare(self, expected: Any, actual: Any, path: str, out: list[Failure]) -> None:
         if not isinstance(actual, list) or list(expected) != list(actual):
@@ -135,18 +136,18 @@ class MapOf(Spec):
         self.key_kind = key_kind
 
     def validate(self, value: Any, where: str) -> None:
-        value = schema.expect_map(value, where)
+        value = expect_map(value, where, null_is_empty=False)
         for key, item in value.items():
             if self.key_kind == "numa" and not key.isdigit():
-                raise InputError(schema.join(where, key), 'expected a NUMA node id written as a string ("0")')
-            self.value.validate(item, schema.join(where, key))
+                raise InputError(join_path(where, key), 'expected a NUMA node id written as a string ("0")')
+            self.value.validate(item, join_path(where, key))
 
     def compare(self, expected: Any, actual: Any, path: str, out: list[Failure]) -> None:
         if not isinstance(actual, Mapping):
             out.append(Failure(path, expected, actual))
             return
         for key, item in expected.items():
-            self.value.compare(item, actual.get(key, MISSING), schema.join(path, key), out)
+            self.value.compare(item, actual.get(key, MISSING), join_path(path, key), out)
 
 
 class Record(Spec):
@@ -157,17 +158,17 @@ class Record(Spec):
         self.required = required
 
     def validate(self, value: Any, where: str) -> None:
-        value = schema.expect_map(value, where)
-        schema.check_keys(value, where, self.fields, self.required)
+        value = expect_map(value, where, null_is_empty=False)
+        check_keys(value, where, self.fields, self.required)
         for key, item in value.items():
-            self.fields[key].validate(item, schema.join(where, key))
+            self.fields[key].validate(item, join_path(where, key))
 
     def compare(self, expected: Any, actual: Any, path: str, out: list[Failure]) -> None:
         if not isinstance(actual, Mapping):
             out.append(Failure(path, expected, actual))
             return
         for key, item in expected.items():
-            self.fields[key].compare(item, actual.get(key, MISSING), schema.join(path, key), out)
+            self.fields[key].compare(item, actual.get(key, MISSING), join_path(path, key), out)
 
 
 def _freeze(value: Any) -> Any:
@@ -189,13 +190,13 @@ class Collection(Spec):
         self.multiset = multiset
 
     def validate(self, value: Any, where: str) -> None:
-        items = schema.expect_list(value, where)
+        items = expect_list(value, where, null_is_empty=False)
         for i, item in enumerate(items):
-            where_i = schema.index(where, i)
+            where_i = index_path(where, i)
             self.item.validate(item, where_i)
             missing = [k for k in self.item.fields if k not in item]
             if missing:
-                raise InputError(schema.join(where_i, missing[0]), "required key is missing")
+                raise InputError(join_path(where_i, missing[0]), "required key is missing")
 
     def compare(self, expected: Any, actual: Any, path: str, out: list[Failure]) -> None:
         if not isinstance(actual, list):
@@ -232,7 +233,7 @@ NODE_STATE = Record(
 
 # Every expectation key, its shape and comparison rule.
 EXPECT_KEYS: dict[str, Spec] = {
-    "error": Substring(),
+    "error": Nullable(Substring()),  # a substring of the message; null: the step must not fail
     "admitted": Scalar("bool"),
     "reason": Scalar("str"),
     "message": Substring(),
@@ -262,14 +263,14 @@ def validate_expect(value: Any, op: str, where: str) -> dict:
     """Check an `expect` map for a step of operation `op`; returns it as a dict."""
     if value is None:
         return {}
-    value = schema.expect_map(value, where)
+    value = expect_map(value, where, null_is_empty=False)
     allowed = KEYS_BY_OP[op]
     for key, item in value.items():
         if key not in EXPECT_KEYS:
-            raise schema.unknown_key_error(where, key, EXPECT_KEYS)
+            raise unknown_key_error(where, key, EXPECT_KEYS)
         if key not in allowed:
-            raise InputError(schema.join(where, key), f'a "{op}" step does not report this key')
-        EXPECT_KEYS[key].validate(item, schema.join(where, key))
+            raise InputError(join_path(where, key), f'a "{op}" step does not report this key')
+        EXPECT_KEYS[key].validate(item, join_path(where, key))
     return value
 
 

@@ -11,7 +11,8 @@ the ones the step already expected plus the operation's main results:
 | remove | entries |
 | restart, check | machineState, entries |
 
-`error` is written when the step failed and removed when it did not. A key the step
+`error` is written when the step failed and removed when it did not (an `error: null`
+stays when the step still did not fail). A key the step
 could not report (the node was not running) keeps its old value. The output is
 `<name>.recorded.yaml` next to the scenario, or the scenario itself with `--in-place`
 (a `.json` scenario stays JSON). YAML comments are lost, except the comment block at the
@@ -50,6 +51,8 @@ def recorded_expect(op: str, old: dict[str, Any], actual: dict[str, Any]) -> dic
     new: dict[str, Any] = {}
     if actual.get("error") is not None:
         new["error"] = actual["error"]
+    elif "error" in old and old["error"] is None:
+        new["error"] = None
     for key in list(old) + [k for k in KEY_ORDER if k not in old]:
         if key not in wanted or key in new:
             continue

@@ -1,11 +1,19 @@
-"""Reports of a run: the human one (one line per scenario, details for failures) and `--json`."""
+"""Reports of a run: the human one (one line per scenario, details for failures) and `--json`.
+
+With `verbose` (`run -v`) the human report also tells, under each scenario's line, what
+every step did: the admission decision (admitted, or refused with kubelet's reason and
+message), and for each container of an admitted pod its NUMA nodes and the memory pinned
+there per resource, as Kubernetes quantities (`1Gi`, `64Mi`).
+"""
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+from typing import Any, Optional, TextIO
 
+from kubeinputs.quantity import BINARY_SI, Quantity
 from memorymanager.runner.expect import MISSING
-from memorymanager.runner.results import FAILED, INVALID, RunReport, ScenarioResult
+from memorymanager.runner.results import FAILED, INVALID, RunReport, ScenarioResult, StepResult
+from memorymanager.runner.scenario import Scenario, Step
 
 LABELS = {"passed": "ok     ", FAILED: "FAIL   ", INVALID: "INVALID"}
 
@@ -17,18 +25,79 @@ def render_value(value: Any) -> str:
     return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
 
 
-def scenario_lines(result: ScenarioResult) -> list[str]:
-    """The human report of one scenario."""
+def size_text(size: int) -> str:
+    """A byte count as a Kubernetes quantity (`1Gi`, `1536Mi`, `100`): exact and short."""
+    return str(Quantity.from_int(size, BINARY_SI))
+
+
+def _step_title(step: StepResult, spec: Optional[Step]) -> str:
+    """`steps[1] admit web`: the step's index, operation and the pod it is about."""
+    title = f"steps[{step.index}] {step.op}"
+    if spec is not None and spec.pod is not None:
+        title += f" {spec.pod.name}"
+    elif spec is not None and spec.pod_ref is not None:
+        title += f" {spec.pod_ref}" + (f" container {spec.container}" if spec.container else "")
+    return title
+
+
+def _decision(step: StepResult) -> str:
+    """What the step did: an error, the admission decision, or the operation done."""
+    actual = step.actual
+    if actual.get("error") is not None:
+        return f"error: {actual['error']}"
+    if step.op == "admit":
+        reason, message = actual.get("reason") or "", actual.get("message") or ""
+        if actual.get("admitted"):
+            return "admitted" + (f" ({reason})" if reason else "")
+        return "refused: " + (reason or "no reason") + (f": {message}" if message else "")
+    return {"start": "started", "restart": "restarted", "remove": "removed", "hints": "hints computed",
+            "check": "checked"}.get(step.op, "done")
+
+
+def _container_lines(step: StepResult) -> list[str]:
+    """`app: NUMA nodes [0, 1]; memory 6Gi, hugepages-2Mi 64Mi` for each container of an admitted pod."""
+    actual = step.actual
+    if step.op != "admit" or not actual.get("admitted") or actual.get("error") is not None:
+        return []
+    memory = actual.get("memory") or {}
+    numa_nodes = actual.get("numaNodes") or {}
+    lines = []
+    for name in list(memory) + [n for n in numa_nodes if n not in memory]:
+        per_resource: dict[str, int] = {}
+        for block in memory.get(name) or []:
+            per_resource[block["type"]] = per_resource.get(block["type"], 0) + block["size"]
+        nodes = numa_nodes.get(name)
+        where = "no NUMA nodes" if nodes is None else "NUMA nodes [" + ", ".join(map(str, nodes)) + "]"
+        pinned = ", ".join(f"{res} {size_text(size)}" for res, size in per_resource.items()) or "no memory pinned"
+        lines.append(f"{name}: {where}; {pinned}")
+    return lines
+
+
+def step_lines(step: StepResult, spec: Optional[Step] = None) -> list[str]:
+    """The verbose account of one step: its decision, then one line per container."""
+    lines = [f"{_step_title(step, spec)}: {_decision(step)}"]
+    lines.extend("    " + line for line in _container_lines(step))
+    return lines
+
+
+def scenario_lines(result: ScenarioResult, scenario: Optional[Scenario] = None, verbose: bool = False) -> list[str]:
+    """The human report of one scenario (with `verbose`, every step's account under its line)."""
     status = result.status
     if status == INVALID:
         return [f"{LABELS[INVALID]} {result.error}"]
     title = f"{LABELS[status]} {result.file}" + (f"  ({result.name})" if result.name else "")
     lines = [title]
+    specs = scenario.steps if scenario is not None else []
     for step in result.steps:
+        if verbose:
+            spec = specs[step.index] if step.index < len(specs) else None
+            lines.extend("    " + line for line in step_lines(step, spec))
         for failure in step.failures:
             lines.append(f"    {result.file}: steps[{step.index}] ({step.op}): {failure.path}")
             lines.append(f"        expected: {render_value(failure.expected)}")
             lines.append(f"        actual:   {render_value(failure.actual)}")
+        if verbose or step.failures:
+            lines.extend(f"    {note}" for note in step.notes)
     return lines
 
 
@@ -37,10 +106,10 @@ def summary_line(report: RunReport) -> str:
     return f"{report.count('passed')} passed, {report.count(FAILED)} failed, {report.count(INVALID)} invalid"
 
 
-def write_human(report: RunReport, out: TextIO) -> None:
-    """Every scenario's lines, then the summary line."""
+def write_human(report: RunReport, out: TextIO, verbose: bool = False) -> None:
+    """Every scenario's lines, then the summary line (`verbose` needs the scenarios, see `scenario_lines`)."""
     for result in report.scenarios:
-        for line in scenario_lines(result):
+        for line in scenario_lines(result, verbose=verbose):
             print(line, file=out)
     print(summary_line(report), file=out)
 

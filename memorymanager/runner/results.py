@@ -13,12 +13,17 @@ INVALID = "invalid"
 
 @dataclass
 class StepResult:
-    """One step: its failures and everything it could report (`actual`, shaped like `expect`)."""
+    """One step: its failures and everything it could report (`actual`, shaped like `expect`).
+
+    `notes` are explanations for the human report only (never compared, not in `--json`),
+    such as the numbers behind a reservedMemory start error.
+    """
 
     index: int
     op: str
     failures: list[Failure] = field(default_factory=list)
     actual: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:

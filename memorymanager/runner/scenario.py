@@ -1,4 +1,4 @@
-"""Scenario files parsed into dataclasses (the contract: shared/scenario-format.md).
+"""Scenario files parsed into dataclasses (the contract: docs/scenario-format.md).
 
 `load_scenario(path)` checks the whole document's shape before anything runs, so a
 scenario either runs completely or is reported invalid with `file: path: reason`.
@@ -11,29 +11,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from kubeinputs.errors import InputError
+from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_int_list, expect_list, expect_map,
+                               expect_str, index_path, join_path, suggest, type_name)
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
 from kubeinputs.pod import Pod, load_pod_file, parse_pod
-from memorymanager.runner import schema
-from memorymanager.runner.expect import validate_expect
 from kubeinputs.reader import load_file
-
-TOP_LEVEL_KEYS = ("name", "description", "machine", "kubelet", "checkpoint", "steps")
-OPERATIONS = ("start", "admit", "hints", "remove", "restart", "check")
-STEP_KEYS = OPERATIONS + ("providers", "expect")
-MAX_NUMA_BIT = 63
+from memorymanager.runner.expect import validate_expect
+from memorymanager.runner.schema import (HINT_KEYS, MAX_NUMA_BIT, OPERATIONS, PROVIDERS_KEYS, REMOVE_KEYS,
+                                         REQUIRED_TOP_LEVEL_KEYS, RESTART_KEYS, STEP_KEYS, TOP_LEVEL_KEYS)
 
 
 class ScenarioError(InputError):
-    """A scenario file that is not valid: str() is `file: path: reason`."""
-
-    def __init__(self, file: str, error: InputError):
-        super().__init__(error.where, error.reason)
-        self.file = file
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.where}: {self.reason}"
+    """The InputError of a scenario file that is not valid: str() is `file: path: reason`."""
 
 
 @dataclass(frozen=True)
@@ -91,19 +81,19 @@ def load_scenario(path: str) -> Scenario:
         doc = load_file(path)
         return parse_scenario(doc, base_dir=os.path.dirname(os.path.abspath(path)), path=path)
     except InputError as exc:
-        raise ScenarioError(path, exc) from None
+        raise ScenarioError(exc.where or "(document)", exc.reason, exc.file or path) from None
 
 
 def parse_scenario(doc: Any, base_dir: str, path: str = "<scenario>") -> Scenario:
     """Check a loaded scenario document; raises InputError with the path of the bad value."""
-    doc = schema.expect_map(doc, "(document)", "a map with name, machine, kubelet and steps")
-    schema.check_keys(doc, "", TOP_LEVEL_KEYS, required=("machine", "steps"))
-    name = schema.expect_str(doc.get("name", os.path.splitext(os.path.basename(path))[0]), "name")
-    description = schema.expect_str(doc.get("description", ""), "description")
+    doc = expect_map(doc, "(document)", "a map with name, machine, kubelet and steps", null_is_empty=False)
+    check_keys(doc, "", TOP_LEVEL_KEYS, required=REQUIRED_TOP_LEVEL_KEYS)
+    name = expect_str(doc.get("name", os.path.splitext(os.path.basename(path))[0]), "name")
+    description = expect_str(doc.get("description", ""), "description")
     machine = _parse_machine(doc["machine"], base_dir)
     kubelet = _parse_kubelet(doc.get("kubelet"), base_dir)
     checkpoint = _parse_checkpoint(doc.get("checkpoint"))
-    raw_steps = schema.expect_list(doc["steps"], "steps")
+    raw_steps = expect_list(doc["steps"], "steps", null_is_empty=False)
     if not raw_steps:
         raise InputError("steps", "expected at least one step")
     steps = []
@@ -136,7 +126,7 @@ def _parse_machine(value: Any, base_dir: str) -> MachineInfo:
     """`machine`: inline cadvisor MachineInfo or a path to one."""
     if isinstance(value, str):
         return _load_referenced("machine", load_machine_info, _resolve(base_dir, value))
-    schema.expect_map(value, "machine", "a cadvisor MachineInfo map or a path string")
+    expect_map(value, "machine", "a cadvisor MachineInfo map or a path string", null_is_empty=False)
     return parse_machine_info(value, "machine")
 
 
@@ -146,7 +136,7 @@ def _parse_kubelet(value: Any, base_dir: str) -> KubeletConfig:
         return parse_kubelet_config({}, "kubelet")
     if isinstance(value, str):
         return _load_referenced("kubelet", load_kubelet_config_file, _resolve(base_dir, value))
-    schema.expect_map(value, "kubelet", "a map of KubeletConfiguration fields or a path string")
+    expect_map(value, "kubelet", "a map of KubeletConfiguration fields or a path string", null_is_empty=False)
     return parse_kubelet_config(value, "kubelet")
 
 
@@ -161,22 +151,22 @@ def _parse_checkpoint(value: Any) -> Optional[str]:
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise InputError("checkpoint", f"cannot be written as JSON: {exc}") from None
-    raise InputError("checkpoint", f"expected a map or a string, got {schema.type_name(value)}")
+    raise InputError("checkpoint", f"expected a map or a string, got {type_name(value)}")
 
 
 def _parse_pod(value: Any, where: str, base_dir: str) -> Pod:
     """A POD: inline v1 Pod manifest or a path to one."""
     if isinstance(value, str):
         return _load_referenced(where, load_pod_file, _resolve(base_dir, value))
-    schema.expect_map(value, where, "a v1 Pod manifest or a path string")
+    expect_map(value, where, "a v1 Pod manifest or a path string", null_is_empty=False)
     return parse_pod(value, where)
 
 
 def _parse_step(raw: Any, i: int, base_dir: str, config: KubeletConfig) -> Step:
     """One step: exactly one operation, its body, `providers` (admit only) and `expect`."""
-    where = schema.index("steps", i)
-    raw = schema.expect_map(raw, where, "a map with one operation")
-    schema.check_keys(raw, where, STEP_KEYS)
+    where = index_path("steps", i)
+    raw = expect_map(raw, where, "a map with one operation", null_is_empty=False)
+    check_keys(raw, where, STEP_KEYS)
     ops = [k for k in raw if k in OPERATIONS]
     if not ops:
         raise InputError(where, "no operation; expected exactly one of " + ", ".join(OPERATIONS))
@@ -184,51 +174,51 @@ def _parse_step(raw: Any, i: int, base_dir: str, config: KubeletConfig) -> Step:
         raise InputError(where, f"more than one operation ({', '.join(ops)}); a step has exactly one")
     op = ops[0]
     if "providers" in raw and op != "admit":
-        raise InputError(schema.join(where, "providers"), 'only allowed beside "admit"')
-    expect = validate_expect(raw.get("expect"), op, schema.join(where, "expect"))
+        raise InputError(join_path(where, "providers"), 'only allowed beside "admit"')
+    expect = validate_expect(raw.get("expect"), op, join_path(where, "expect"))
     step = Step(index=i, op=op, where=where, expect=expect)
     body = raw[op]
-    body_where = schema.join(where, op)
+    body_where = join_path(where, op)
     if op in ("admit", "hints"):
         step.pod = _parse_pod(body, body_where, base_dir)
     elif op == "remove":
-        body = schema.expect_map(body, body_where, "a map {pod, container}")
-        schema.check_keys(body, body_where, ("pod", "container"), required=("pod",))
-        step.pod_ref = schema.expect_str(body["pod"], schema.join(body_where, "pod"))
+        body = expect_map(body, body_where, "a map {pod, container}", null_is_empty=False)
+        check_keys(body, body_where, REMOVE_KEYS, required=("pod",))
+        step.pod_ref = expect_str(body["pod"], join_path(body_where, "pod"))
         if body.get("container") is not None:
-            step.container = schema.expect_str(body["container"], schema.join(body_where, "container"))
+            step.container = expect_str(body["container"], join_path(body_where, "container"))
     elif op == "restart":
-        body = {} if body is None else schema.expect_map(body, body_where)
-        schema.check_keys(body, body_where, ("kubelet",))
+        body = {} if body is None else expect_map(body, body_where, null_is_empty=False)
+        check_keys(body, body_where, RESTART_KEYS)
         if body.get("kubelet") is not None:
-            kwhere = schema.join(body_where, "kubelet")
-            override = schema.expect_map(body["kubelet"], kwhere, "a map of KubeletConfiguration fields")
+            kwhere = join_path(body_where, "kubelet")
+            override = expect_map(body["kubelet"], kwhere, "a map of KubeletConfiguration fields", null_is_empty=False)
             step.kubelet = parse_kubelet_config(override, kwhere, base=config)
     else:  # start, check
-        body = {} if body is None else schema.expect_map(body, body_where)
-        schema.check_keys(body, body_where, ())
+        body = {} if body is None else expect_map(body, body_where, null_is_empty=False)
+        check_keys(body, body_where, ())
     if "providers" in raw:
-        step.providers = _parse_providers(raw["providers"], schema.join(where, "providers"), step.pod)
+        step.providers = _parse_providers(raw["providers"], join_path(where, "providers"), step.pod)
     return step
 
 
 def _parse_providers(value: Any, where: str, pod: Pod) -> InjectedHints:
     """`providers: {containers: {NAME: HINTS}, pod: HINTS}`; container names must be the pod's."""
-    value = schema.expect_map(value, where)
-    schema.check_keys(value, where, ("containers", "pod"))
+    value = expect_map(value, where, null_is_empty=False)
+    check_keys(value, where, PROVIDERS_KEYS)
     injected = InjectedHints()
     if value.get("containers") is not None:
-        cwhere = schema.join(where, "containers")
-        containers = schema.expect_map(value["containers"], cwhere)
+        cwhere = join_path(where, "containers")
+        containers = expect_map(value["containers"], cwhere, null_is_empty=False)
         names = [c.name for c in pod.all_containers()]
         for name, hints in containers.items():
             if name not in names:
-                guess = schema.suggest(name, names)
+                guess = suggest(name, names)
                 hint = f'; did you mean "{guess}"?' if guess else ""
-                raise InputError(schema.join(cwhere, name), f"the pod has no container of this name{hint}")
-            injected.containers[name] = _parse_hint_map(hints, schema.join(cwhere, name))
+                raise InputError(join_path(cwhere, name), f"the pod has no container of this name{hint}")
+            injected.containers[name] = _parse_hint_map(hints, join_path(cwhere, name))
     if "pod" in value:
-        injected.pod = _parse_hint_map(value["pod"], schema.join(where, "pod"))
+        injected.pod = _parse_hint_map(value["pod"], join_path(where, "pod"))
     return injected
 
 
@@ -236,29 +226,29 @@ def _parse_hint_map(value: Any, where: str) -> ProviderHintsSpec:
     """`{RESOURCE: [HINT, ...] | null}` or null (a nil map)."""
     if value is None:
         return None
-    value = schema.expect_map(value, where, "a map of resource name to hints")
+    value = expect_map(value, where, "a map of resource name to hints", null_is_empty=False)
     result: dict[str, Optional[list[HintSpec]]] = {}
     for resource, hints in value.items():
-        rwhere = schema.join(where, resource)
+        rwhere = join_path(where, resource)
         if hints is None:
             result[resource] = None
             continue
-        items = schema.expect_list(hints, rwhere)
-        result[resource] = [parse_hint(h, schema.index(rwhere, j)) for j, h in enumerate(items)]
+        items = expect_list(hints, rwhere, null_is_empty=False)
+        result[resource] = [parse_hint(h, index_path(rwhere, j)) for j, h in enumerate(items)]
     return result
 
 
 def parse_hint(value: Any, where: str) -> HintSpec:
     """`{numaAffinity: [ids] | null, preferred: bool}`; ids must be NUMA bit numbers 0-63."""
-    value = schema.expect_map(value, where, "a hint {numaAffinity, preferred}")
-    schema.check_keys(value, where, ("numaAffinity", "preferred"), required=("numaAffinity", "preferred"))
-    preferred = schema.expect_bool(value["preferred"], schema.join(where, "preferred"))
+    value = expect_map(value, where, "a hint {numaAffinity, preferred}", null_is_empty=False)
+    check_keys(value, where, HINT_KEYS, required=HINT_KEYS)
+    preferred = expect_bool(value["preferred"], join_path(where, "preferred"))
     nodes = value["numaAffinity"]
     if nodes is None:
         return HintSpec(None, preferred)
-    awhere = schema.join(where, "numaAffinity")
-    ids = schema.expect_int_list(nodes, awhere)
+    awhere = join_path(where, "numaAffinity")
+    ids = expect_int_list(nodes, awhere, null_is_empty=False)
     for j, bit in enumerate(ids):
         if not 0 <= bit <= MAX_NUMA_BIT:
-            raise InputError(schema.index(awhere, j), "bit number must be in range 0-63")
+            raise InputError(index_path(awhere, j), "bit number must be in range 0-63")
     return HintSpec(tuple(ids), preferred)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from kubeinputs.features import KUBELET_POD_RESOURCES_GET_GATE
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
@@ -252,7 +253,7 @@ class PodResourcesV1(v1_grpc.PodResourcesListerServicer):
     @_rate_limited
     def Get(self, request: v1.GetPodResourcesRequest, context: grpc.ServicerContext) -> v1.GetPodResourcesResponse:
         """One active pod's resources, by name and namespace."""
-        if not self.host.feature_enabled("KubeletPodResourcesGet"):
+        if not self.host.feature_enabled(KUBELET_POD_RESOURCES_GET_GATE):
             raise Status(grpc.StatusCode.UNKNOWN, GET_DISABLED_MESSAGE)
         view = self.host.find_view(request.pod_name, request.pod_namespace)
         if view is None:

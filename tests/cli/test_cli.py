@@ -118,15 +118,34 @@ def test_checkpoint_commands(tmp_path):
     assert run("checkpoint")[0] == 2
 
 
+def test_machine_json_runs_as_a_scenarios_machine(tmp_path):
+    root = ROOT / "fixtures" / "sysfs" / "two-nodes-hugepages"
+    if not root.is_dir():
+        pytest.skip("fake sysfs tree not present")
+    code, out, _ = run("machine", "--sysfs-root", str(root))
+    (tmp_path / "machine.json").write_text(out)
+    path = tmp_path / "s.yaml"
+    path.write_text(json.dumps({"machine": "machine.json", "steps": [{"check": {}, "expect": {"error": None}}]}))
+    assert run("run", str(path))[0] == 0
+    assert run("machine", "--table", "--json")[0] == 2
+
+
 def test_machine_command_on_a_fake_sysfs():
     root = ROOT / "fixtures" / "sysfs" / "two-nodes-hugepages"
     if not root.is_dir():
         pytest.skip("fake sysfs tree not present")
-    code, out, _ = run("machine", "--sysfs-root", str(root), "--json")
+    code, out, _ = run("machine", "--sysfs-root", str(root))  # JSON by default
     assert code == 0
     doc = json.loads(out)
     assert [n["node_id"] for n in doc["topology"]] == [0, 1]
-    code, out, _ = run("machine", "--sysfs-root", str(root))
+    assert run("machine", "--sysfs-root", str(root), "--json")[1] == out  # --json still accepted
+    # ready to paste: a scenario's `machine` accepts it as it is, inline or as a file
+    from kubeinputs.machine import machine_info_to_obj, parse_machine_info
+    from kubeinputs.sysfs import read_machine_info
+
+    assert parse_machine_info(doc, "machine") == read_machine_info(str(root))
+    assert machine_info_to_obj(parse_machine_info(doc, "machine")) == doc
+    code, out, _ = run("machine", "--sysfs-root", str(root), "--table")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith("cores: ") and "NUMA nodes: 2" in lines[0]

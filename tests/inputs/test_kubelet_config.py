@@ -85,7 +85,9 @@ def test_override_keeps_the_base():
     ({"topologyManagerPolice": "none"}, "k.topologyManagerPolice", 'unknown key; did you mean "topologyManagerPolicy"?'),
     ({"cpuManagerPolicy": "static"}, "k.cpuManagerPolicy", "a KubeletConfiguration field this simulator does not "
      "model; give a whole document (apiVersion and kind) to have such fields ignored"),
-    ({"zzz": 1}, "k.zzz", "unknown key"),
+    ({"zzz": 1}, "k.zzz", "unknown key; expected one of: evictionHard, featureGates, kubeReserved, memoryManagerPolicy, "
+     "memoryManagerPolicyOptions, mergeDefaultEvictionSettings, reservedMemory, systemReserved, topologyManagerPolicy, "
+     "topologyManagerPolicyOptions, topologyManagerScope"),
     ({"reservedMemory": {"numaNode": 0}}, "k.reservedMemory", "expected a list, got map"),
     ({"reservedMemory": [{"numaNode": 0, "limits": ["memory"]}]}, "k.reservedMemory[0].limits", "expected a map, got list"),
     ({"reservedMemory": [{"numa": 0}]}, "k.reservedMemory[0].numa", 'unknown key; did you mean "numaNode"?'),
@@ -153,7 +155,7 @@ def test_file_errors(tmp_path):
     path.write_text(FILE.replace("limits: {memory: 1124Mi}", "limits: {memory: lots}"))
     with pytest.raises(InputError) as err:
         load_kubelet_config_file(path)
-    assert err.value.where == f"{path}: reservedMemory[0].limits.memory"
+    assert (err.value.file, err.value.where) == (str(path), "reservedMemory[0].limits.memory")
 
 
 # -- validation -------------------------------------------------------------------------------------------------
@@ -245,3 +247,12 @@ def test_hard_eviction_thresholds():
     assert str(thresholds["memory.available"]) == "100Mi"
     assert abs(thresholds["nodefs.available"] - 0.1) < 1e-7
     assert "x" not in hard_eviction_thresholds({"imagefs.available": "100%"})
+
+
+def test_one_table_of_gates_with_a_constant_each():
+    from kubeinputs import features
+
+    constants = {v for k, v in vars(features).items() if k.endswith("_GATE") and isinstance(v, str)}
+    assert constants == set(features.KNOWN_FEATURE_GATES)
+    assert {"PodLevelResourceManagers", "MemoryManagerDriftTolerance", "TopologyManagerPolicyAlphaOptions",
+            "TopologyManagerPolicyBetaOptions", "PodLevelResources"} <= constants

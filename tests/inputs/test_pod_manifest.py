@@ -176,7 +176,7 @@ def test_load_pod_file(tmp_path):
     with pytest.raises(InputError, match="cannot read file"):
         load_pod_file(tmp_path / "missing.yaml")
     path.write_text("metadata: [unclosed\n")
-    with pytest.raises(InputError, match="invalid YAML"):
+    with pytest.raises(InputError, match="not valid YAML: line 2, column 1"):
         load_pod_file(path)
 
 
@@ -230,3 +230,28 @@ def test_aggregate_requests_with_sidecars():
         "containers": [{"name": "app", "resources": {"requests": {"memory": "200Mi"}}}]}})
     # app + sidecar = 300Mi; the init container runs next to the sidecar: 1Gi + 100Mi
     assert str(aggregate_container_resources(pod, "requests")["memory"]) == "1124Mi"
+
+
+def test_pod_level_resource_helpers_are_kubelets():
+    """IsSupportedPodLevelResource / IsPodLevelResourcesSet, the one copy both managers use."""
+    from types import SimpleNamespace
+
+    from kubeinputs.pod import is_pod_level_resources_set, is_supported_pod_level_resource
+
+    assert [n for n in ("cpu", "memory", "hugepages-2Mi", "hugepages-1Gi", "ephemeral-storage", "nvidia.com/gpu")
+            if is_supported_pod_level_resource(n)] == ["cpu", "memory", "hugepages-2Mi", "hugepages-1Gi"]
+    assert not is_pod_level_resources_set(SimpleNamespace(resources=None))
+    assert not is_pod_level_resources_set(SimpleNamespace())
+    assert not is_pod_level_resources_set(SimpleNamespace(resources=SimpleNamespace(requests=None, limits={})))
+    assert not is_pod_level_resources_set(SimpleNamespace(resources=SimpleNamespace(requests={"example.com/x": 1},
+                                                                                    limits=None)))
+    assert is_pod_level_resources_set(SimpleNamespace(resources=SimpleNamespace(requests={}, limits={"hugepages-2Mi": 1})))
+
+
+def test_managers_share_the_pod_level_helpers():
+    import memorymanager.requests
+    import topologymanager.scope
+    from kubeinputs import pod
+
+    assert memorymanager.requests.is_pod_level_resources_set is pod.is_pod_level_resources_set
+    assert topologymanager.scope.is_pod_level_resources_set is pod.is_pod_level_resources_set

@@ -212,3 +212,19 @@ def test_unknown_container_ids_are_ignored(tmp_path):
     n = node(tmp_path)
     n.remove_container_ids(["ghost/c"])
     n.remove(pod("never", "c"))
+
+
+def test_reserved_memory_start_error_carries_a_hint_beside_kubelets_message():
+    cfg = parse_kubelet_config({"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 1, "limits": {
+        "memory": "50Mi"}}, {"numaNode": 0, "limits": {"memory": "100Mi"}}], "evictionHard": {"memory.available": "200Mi"}})
+    node = SimulatedNode(MACHINE, cfg, None)
+    with pytest.raises(KubeletStartError) as info:
+        node.start()
+    assert str(info.value) == ('the total amount "150Mi" of type "memory" is not equal to the value "200Mi" '
+                               'determined by Node Allocatable feature')
+    assert info.value.hint == node.start_hint == (
+        "hint: reservedMemory of type memory, summed over the NUMA nodes, must equal the Node Allocatable "
+        "reservation: reservedMemory total 150Mi (157286400 bytes) != systemReserved 0 + kubeReserved 0 + "
+        "evictionHard memory.available 200Mi = 200Mi (209715200 bytes)")
+    node.restart(parse_kubelet_config(STATIC))
+    assert node.running and node.start_hint is None

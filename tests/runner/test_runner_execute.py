@@ -216,3 +216,26 @@ def test_reports(tmp_path, capsys):
     assert step["index"] == 0 and step["op"] == "admit" and step["status"] == "failed"
     assert step["failures"] == [{"path": "admitted", "expected": False, "actual": True}]
     assert step["actual"]["affinity"] == {"c": {"numaAffinity": None, "preferred": False}}
+
+
+def test_benchmark_scenarios_pass(tmp_path):
+    """benchmarks/scenarios.py (B9, B10) writes scenarios that are valid and hold."""
+    from benchmarks import scenarios
+    from memorymanager.runner.execute import run_paths
+
+    paths = scenarios.write(str(tmp_path))
+    report = run_paths([paths["hints"], paths["trivial"]])
+    assert [s.status for s in report.scenarios] == ["passed", "passed"]
+
+
+def test_error_null_means_the_step_must_not_fail(tmp_path):
+    """Contract 1.1: `expect: {error: null}` passes when the step succeeds and fails when it errors."""
+    ok = run(tmp_path, [{"start": {}, "expect": {"error": None}}, {"admit": pod("p"), "expect": {"error": None}}])
+    assert [s.status for s in ok.steps] == ["passed", "passed"]
+    broken = run(tmp_path, [{"start": {}, "expect": {"error": None}}, {"check": {}, "expect": {"error": None}}],
+                 kubelet={"memoryManagerPolicy": "Static"})  # Static without reservedMemory: kubelet refuses to start
+    assert [s.status for s in broken.steps] == ["failed", "failed"]
+    [failure] = broken.steps[0].failures
+    assert failure.path == "error" and failure.expected is None
+    assert "determined by Node Allocatable feature" in failure.actual
+    assert broken.steps[0].to_dict()["failures"][0]["expected"] is None

@@ -64,6 +64,10 @@ steps:
         ("hints", {}, {"error": None, "hints": {"c": None}}, {"hints": {"c": None}}),
         ("remove", {}, {"error": None, "entries": {}}, {"entries": {}}),
         ("start", {}, {"error": None, "machineState": {}}, {"machineState": {}}),
+        # `error: null` is kept while the step does not fail, replaced by the message when it does
+        ("check", {"error": None}, {"error": None, "machineState": {}, "entries": {}},
+         {"error": None, "machineState": {}, "entries": {}}),
+        ("check", {"error": None}, {"error": "boom"}, {"error": "boom"}),
     ],
 )
 def test_recorded_expect(op, old, actual, new):

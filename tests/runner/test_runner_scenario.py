@@ -79,7 +79,7 @@ def error_of(tmp_path, doc):
         (scenario(steps=[{"admit": POD, "providers": {"pod": {"cpu": [{"numaAffinity": [0]}]}}}]),
          "steps[0].providers.pod.cpu[0].preferred", "required key is missing"),
         (scenario(steps=[{"admit": POD, "providers": {"pod": {"cpu": [{"numaAffinity": [0], "preferred": "yes"}]}}}]),
-         "steps[0].providers.pod.cpu[0].preferred", "expected true or false, got string"),
+         "steps[0].providers.pod.cpu[0].preferred", "expected a boolean (true or false), got string 'yes'"),
     ],
 )
 def test_invalid_documents(tmp_path, doc, where, reason):
@@ -89,7 +89,7 @@ def test_invalid_documents(tmp_path, doc, where, reason):
 def test_yaml_problems_are_reported_with_their_place(tmp_path):
     dup = "name: a\nname: b\nmachine: {}\nsteps: [{check: {}}]\n"
     where, reason = error_of(tmp_path, dup)
-    assert where == "(document)" and "found duplicate key 'name'" in reason and "line 2" in reason
+    assert (where, reason) == ("name", "found duplicate key 'name' at line 2, column 1 (first at line 1, column 1)")
     where, reason = error_of(tmp_path, "steps: [\n")
     assert where == "(document)" and reason.startswith("not valid YAML: line ")
     assert error_of(tmp_path, "- 1\n") == ("(document)", "expected a map with name, machine, kubelet and steps, got list")

@@ -16,7 +16,8 @@ from tests.helpers.paths import REPO_ROOT
 from state.checkpoint import read_checkpoint
 from state.checkpoint_writer import encode_checkpoint
 from state.checkpoint_manager import CheckpointManager, FileOps, StoreError, write_file
-from state.state_checkpoint import CHECKPOINT_FILE_NAME, new_checkpoint_state
+from state import CHECKPOINT_FILE_NAME
+from state.state_checkpoint import new_checkpoint_state
 from state.types import Block, MemoryTable, NUMANodeState
 
 MACHINE = {0: NUMANodeState(1, {"memory": MemoryTable(2048, 512, 1536, 512, 1024)}, [0])}

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from state.checkpoint import CheckpointV1, read_checkpoint
 from state.checkpoint_writer import encode_checkpoint
 from state.checkpoint_manager import FileOps
-from state.state_checkpoint import CHECKPOINT_FILE_NAME, StateError, new_checkpoint_state
+from state import CHECKPOINT_FILE_NAME
+from state.state_checkpoint import StateError, new_checkpoint_state
 from state.state_mem import MemoryState
 from state.types import Block, MemoryTable, NUMANodeState, PodEntry
 

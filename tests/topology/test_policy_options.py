@@ -3,13 +3,13 @@ import pytest
 
 from topologymanager.errors import PolicyOptionsError
 from kubeinputs.features import FeatureGates
+from kubeinputs.goformat import go_quote
 from topologymanager.policy_options import (
     MATURITY_V1_37,
     OptionMaturity,
     PolicyOptions,
     check_policy_option_available,
     go_atoi,
-    go_quote,
     new_policy_options,
     parse_go_bool,
 )
@@ -161,12 +161,3 @@ def test_go_atoi(text, value, ok):
     got, err = go_atoi(text)
     assert (err is None) is ok
     assert got == value
-
-
-@pytest.mark.parametrize(
-    "text, quoted",
-    [("abc", '"abc"'), ('a"b', '"a\\"b"'), ("a\\b", '"a\\\\b"'), ("\n", '"\\n"'), ("\x01", '"\\x01"'),
-     ("é", '"é"'), ("\u00a0", '"\\u00a0"')],
-)
-def test_go_quote(text, quoted):
-    assert go_quote(text) == quoted

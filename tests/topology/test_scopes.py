@@ -4,13 +4,13 @@ behaviour of the three scopes, translated; pods are small stand-ins (duck-typed)
 import pytest
 
 from topologymanager.admission import PodAdmitResult, get_pod_admit_result
-from kubeinputs.features import FeatureGates
+from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from topologymanager.hint import TopologyHint
 from topologymanager.policy_best_effort import BestEffortPolicy
 from topologymanager.policy_none import NonePolicy
 from topologymanager.policy_restricted import RestrictedPolicy
 from topologymanager.policy_single_numa_node import SingleNumaNodePolicy
-from topologymanager.scope import is_pod_level_resources_set
+from kubeinputs.pod import is_pod_level_resources_set
 from topologymanager.scope_container import ContainerScope
 from topologymanager.scope_none import NoneScope
 from topologymanager.scope_pod import PodScope
@@ -258,7 +258,7 @@ def test_pod_scope_allocate_error():
     assert scope.get_affinity("uid1", "c3") == TopologyHint()
 
 
-GATE_ON = FeatureGates.from_config({"PodLevelResourceManagers": True})
+GATE_ON = FeatureGates.from_config({POD_LEVEL_RESOURCE_MANAGERS_GATE: True})
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 from topologymanager.admission import PodAdmitResult
 from topologymanager.bitmask import new_bitmask
 from topologymanager.errors import PolicyOptionsError, TopologyManagerError
-from kubeinputs.features import FeatureGates
+from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from topologymanager.hint import TopologyHint
 from topologymanager.manager import Manager, new_manager
 from topologymanager.reference_merge import reference_merge_hints
@@ -189,6 +189,6 @@ def test_prefer_closest_manager_end_to_end():
 
 
 def test_pod_level_gate_reaches_the_scope():
-    gates = FeatureGates.from_config({"PodLevelResourceManagers": True})
+    gates = FeatureGates.from_config({POD_LEVEL_RESOURCE_MANAGERS_GATE: True})
     mgr = new_manager(machine(2), "best-effort", "pod", {}, gates)
-    assert mgr.scope.feature_gates.enabled("PodLevelResourceManagers")
+    assert mgr.scope.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE)

@@ -14,7 +14,7 @@ from topologymanager.admission import (
     get_pod_admit_result,
 )
 from topologymanager.bitmask import new_bitmask
-from kubeinputs.features import FeatureGates
+from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from topologymanager.hint import TopologyHint
 from topologymanager.policy_restricted import RestrictedPolicy
 from topologymanager.scope_container import ContainerScope
@@ -133,7 +133,7 @@ class Provider:
         self.calls.append(("allocate_pod",))
 
 
-GATE_ON = FeatureGates({"PodLevelResourceManagers": True})
+GATE_ON = FeatureGates({POD_LEVEL_RESOURCE_MANAGERS_GATE: True})
 POD_LEVEL = Resources(requests={"cpu": "2"}, limits={"cpu": "2"})
 
 

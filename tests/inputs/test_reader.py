@@ -1,0 +1,178 @@
+"""kubeinputs.reader: the one reader of YAML and JSON files, strict about duplicate keys."""
+import json
+import textwrap
+
+import pytest
+import yaml
+
+from kubeinputs import reader
+from kubeinputs.errors import InputError
+from kubeinputs.kubelet_config import load_kubelet_config_file
+from kubeinputs.machine import load_machine_info
+from kubeinputs.pod import load_pod_file
+from memorymanager.runner.scenario import ScenarioError, load_scenario
+from tests.helpers.scenarios import TWO_NODE_MACHINE
+
+POD_YAML = textwrap.dedent("""\
+    metadata: {name: web}
+    spec:
+      containers:
+      - name: app
+        resources:
+          limits: {cpu: "1", memory: 1Gi}
+          limits: {cpu: "2", memory: 2Gi}
+""")
+KUBELET_YAML = textwrap.dedent("""\
+    apiVersion: kubelet.config.k8s.io/v1beta1
+    kind: KubeletConfiguration
+    memoryManagerPolicy: Static
+    reservedMemory:
+    - numaNode: 0
+      limits: {memory: 1Gi, memory: 2Gi}
+""")
+MACHINE_JSON = """{
+  "num_cores": 2,
+  "topology": [
+    {"node_id": 0, "memory": 4294967296},
+    {"node_id": 1, "memory": 4294967296, "memory": 1}
+  ]
+}
+"""
+
+
+def refused(load, path):
+    with pytest.raises(InputError) as info:
+        load(path)
+    return info.value
+
+
+# -- duplicate keys in every kind of referenced file ---------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, text, load, where, reason",
+    [
+        ("pod.yaml", POD_YAML, load_pod_file, "spec.containers[0].resources.limits",
+         "found duplicate key 'limits' at line 7, column 7 (first at line 6, column 7)"),
+        ("kubelet.yaml", KUBELET_YAML, load_kubelet_config_file, "reservedMemory[0].limits.memory",
+         "found duplicate key 'memory' at line 6, column 25 (first at line 6, column 12)"),
+        ("machine.json", MACHINE_JSON, load_machine_info, "topology[1].memory",
+         "found duplicate key 'memory' at line 5, column 42 (first at line 5, column 20)"),
+    ],
+)
+def test_duplicate_key_in_a_referenced_file_is_refused(tmp_path, name, text, load, where, reason):
+    """Pod, KubeletConfiguration and MachineInfo files: file, path, line and reason (no silent last-wins)."""
+    path = tmp_path / name
+    path.write_text(text)
+    err = refused(load, path)
+    assert (err.file, err.where, err.reason) == (str(path), where, reason)
+    assert str(err) == f"{path}: {where}: {reason}"
+
+
+def test_a_scenario_names_the_referenced_file_and_the_place_in_it(tmp_path):
+    (tmp_path / "pod.yaml").write_text(POD_YAML)
+    (tmp_path / "machine.json").write_text(MACHINE_JSON)
+    (tmp_path / "kubelet.yaml").write_text(KUBELET_YAML)
+    cases = {
+        "pod": ({"machine": TWO_NODE_MACHINE, "steps": [{"admit": "pod.yaml"}]}, "steps[0].admit", "pod.yaml",
+                "spec.containers[0].resources.limits: found duplicate key 'limits' at line 7"),
+        "machine": ({"machine": "machine.json", "steps": [{"check": {}}]}, "machine", "machine.json",
+                    "topology[1].memory: found duplicate key 'memory' at line 5"),
+        "kubelet": ({"machine": TWO_NODE_MACHINE, "kubelet": "kubelet.yaml", "steps": [{"check": {}}]}, "kubelet",
+                    "kubelet.yaml", "reservedMemory[0].limits.memory: found duplicate key 'memory' at line 6"),
+    }
+    for name, (doc, where, file, reason) in cases.items():
+        scenario = tmp_path / f"scenario-{name}.yaml"
+        scenario.write_text(json.dumps(doc))
+        with pytest.raises(ScenarioError) as info:
+            load_scenario(str(scenario))
+        err = info.value
+        assert (err.file, err.where) == (str(scenario), where), name
+        assert err.reason.startswith(f"{tmp_path / file}: {reason}"), (name, err.reason)
+
+
+# -- YAML --------------------------------------------------------------------------------------------------
+def test_yaml_values_are_the_safe_loaders():
+    text = textwrap.dedent("""\
+        base: &b {x: 1, y: [1, 2.5, null, true, "s", 0o17, 2024-01-02]}
+        alias: *b
+        merged: {<<: *b, z: 3}
+        set: !!set {a, b}
+        empty:
+    """)
+    assert reader.load_yaml_text(text) == yaml.safe_load(text)
+    doc = reader.load_yaml_text(text)
+    assert doc["alias"] is doc["base"]
+
+
+def test_yaml_recursive_alias_terminates():
+    doc = reader.load_yaml_text("a: &x [1, *x]\n")
+    assert doc["a"][1] is doc["a"]
+
+
+@pytest.mark.parametrize(
+    "text, where, reason",
+    [
+        ("a: [1,\n", "(document)", "not valid YAML: line 2, column 1: did not find expected node content"),
+        ("a: 1\n---\nb: 2\n", "(document)", "not valid YAML: line 2, column 1: but found another document"),
+        ("a: !foo 1\n", "a", "not valid YAML: line 1, column 4: could not determine a constructor for the tag '!foo'"),
+        ("? [1]\n: x\n", "(document)", "not valid YAML: line 1, column 3: found an unhashable key"),
+        ("a:\n  b: 1\n  c: 2\n  b: 3\n", "a.b", "found duplicate key 'b' at line 4, column 3 (first at line 2, column 3)"),
+        ("- {x: 1}\n- {x: 1, x: 2}\n", "[1].x", "found duplicate key 'x' at line 2, column 10 (first at line 2, column 4)"),
+    ],
+)
+def test_yaml_errors(text, where, reason):
+    with pytest.raises(InputError) as info:
+        reader.load_yaml_text(text)
+    assert info.value.where == where
+    assert info.value.reason.startswith(reason), info.value.reason
+
+
+def test_the_pure_python_loader_gives_the_same(monkeypatch):
+    text = "a: {b: [1, 2], c: x}\nd: {e: 1, e: 2}\n"
+    with pytest.raises(InputError) as fast:
+        reader.load_yaml_text(text)
+    monkeypatch.setattr(reader, "_loader_class", lambda: yaml.SafeLoader)
+    with pytest.raises(InputError) as pure:
+        reader.load_yaml_text(text)
+    assert (fast.value.where, fast.value.reason) == (pure.value.where, pure.value.reason)
+    assert reader.load_yaml_text("a: {b: [1, 2], c: x}\n") == {"a": {"b": [1, 2], "c": "x"}}
+
+
+def test_the_c_loader_is_used_when_pyyaml_has_it():
+    if not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("PyYAML without libyaml")
+    assert reader._loader_class() is yaml.CSafeLoader
+
+
+# -- JSON --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, where, reason",
+    [
+        ('{"a": 1,\n "b": }', "(document)", "not valid JSON: line 2, column 7: Expecting value"),
+        ('{"a": NaN}', "(document)", "not valid JSON: NaN is not a JSON value"),
+        ('{"a": {"b": 1, "b": 2}}', "a.b", "found duplicate key 'b' at line 1, column 16 (first at line 1, column 8)"),
+        ('\t{"a": 1, "a": 2}', "(document)", "found duplicate key 'a'"),  # YAML cannot place it: still refused
+        ('{"a": "\\ud83d\\ude00", "a": 1}', "(document)", "found duplicate key 'a'"),
+    ],
+)
+def test_json_errors(text, where, reason):
+    with pytest.raises(InputError) as info:
+        reader.load_json_text(text)
+    assert (info.value.where, info.value.reason) == (where, reason)
+
+
+def test_json_files_are_read_as_json(tmp_path):
+    path = tmp_path / "doc.json"
+    path.write_text('{"n": 1e3, "s": "\\u00e9"}')
+    assert reader.load_file(path) == {"n": 1000.0, "s": "é"}  # YAML 1.1 would read 1e3 as a string
+    path.write_text("{")
+    err = refused(reader.load_file, path)
+    assert (err.file, err.where) == (str(path), "(document)") and err.reason.startswith("not valid JSON: line 1")
+
+
+def test_file_problems_name_the_file(tmp_path):
+    err = refused(reader.load_file, tmp_path / "missing.yaml")
+    assert str(err) == f"{tmp_path / 'missing.yaml'}: cannot read file: No such file or directory"
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"a: \xe9\n")
+    err = refused(reader.load_file, path)
+    assert err.file == str(path) and err.reason.startswith("not UTF-8 text")
