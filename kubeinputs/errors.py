@@ -20,7 +20,14 @@ ROOT = "(document)"  # the `where` of the document itself
 _LIST_ALLOWED_KEYS_UP_TO = 12
 
 
-class InputError(ValueError):
+class Error(Exception):
+    """Base of every error this project raises to its callers for something they asked
+    (a bad input, a node that cannot start or cannot do the operation, a bounded-work refusal);
+    `memorymanager.Error` at the front door. kubelet's own refusals of a pod are not errors
+    but answers (`Admission.admitted` False)."""
+
+
+class InputError(Error, ValueError):
     """A malformed input: `file` (or None), `where` the path inside it, `reason` what is wrong.
 
     str() is `file: where: reason`, leaving out the parts that are empty.

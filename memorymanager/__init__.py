@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 _EXPORTS = {
     "Admission": "memorymanager.node.api",
     "Block": "state.types",
+    "Error": "kubeinputs.errors",
     "InputError": "kubeinputs.errors",
     "KubeletStartError": "memorymanager.node.simulated_node",
     "MemoryTable": "state.types",
@@ -55,7 +56,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
-    from kubeinputs.errors import InputError
+    from kubeinputs.errors import Error, InputError
     from kubeinputs.synthetic_machine import synthetic_machine
     from memorymanager.node.api import Admission, Node, Placement
     from memorymanager.node.simulated_node import KubeletStartError, NodeError

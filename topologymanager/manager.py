@@ -27,10 +27,15 @@ from topologymanager.policy_best_effort import BestEffortPolicy
 from topologymanager.policy_options import PolicyOptions, new_policy_options
 from topologymanager.policy_restricted import RestrictedPolicy
 from topologymanager.policy_single_numa_node import SingleNumaNodePolicy
+from topologymanager.reference_merge import reference_merge_hints
 from topologymanager.scope import CONTAINER_TOPOLOGY_SCOPE, POD_TOPOLOGY_SCOPE, Scope
 from topologymanager.scope_container import ContainerScope
 from topologymanager.scope_none import NoneScope
 from topologymanager.scope_pod import PodScope
+
+# The merges a caller may choose by name: None is the production merge (fast_merge), the
+# reference is kubelet's literal cross product (same answers, exponentially slower).
+MERGE_FUNCTIONS: dict[str, Optional[MergeFn]] = {"fast": None, "reference": reference_merge_hints}
 
 
 class Manager:

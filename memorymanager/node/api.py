@@ -31,7 +31,7 @@ from state.types import Block, MemoryTable, NUMANodeState, clone_machine_state
 from topologymanager.bitmask import MAX_BITS
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
-from topologymanager.reference_merge import reference_merge_hints
+from topologymanager.manager import MERGE_FUNCTIONS
 
 # The types callers pass in.
 PodInput = Union[Mapping[str, object], str, Path, Pod]
@@ -45,7 +45,6 @@ HintsInput = Union[Mapping[str, Optional[ResourceHintsInput]], ResourceHintsInpu
 HintMap = Optional[dict[str, Optional[list[TopologyHint]]]]
 BytesByNode = dict[int, dict[str, int]]
 
-MERGES: dict[str, Optional[Callable[..., TopologyHint]]] = {"fast": None, "reference": reference_merge_hints}
 
 
 @dataclass(frozen=True)
@@ -209,10 +208,10 @@ class Node:
         state_dir: Union[str, Path, None] = None,
         merge: str = "fast",
     ) -> None:
-        if merge not in MERGES:
-            raise InputError("merge", f"unknown merge {merge!r}; expected one of: {', '.join(MERGES)}")
+        if merge not in MERGE_FUNCTIONS:
+            raise InputError("merge", f"unknown merge {merge!r}; expected one of: {', '.join(MERGE_FUNCTIONS)}")
         self._node = SimulatedNode(
-            read_machine(machine), read_kubelet(kubelet), None if state_dir is None else str(state_dir), MERGES[merge]
+            read_machine(machine), read_kubelet(kubelet), None if state_dir is None else str(state_dir), MERGE_FUNCTIONS[merge]
         )
         self._started = False
 

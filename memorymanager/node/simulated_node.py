@@ -9,6 +9,7 @@ asks for when it drops stale state.
 """
 from __future__ import annotations
 
+from kubeinputs.errors import Error
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -27,7 +28,7 @@ from memorymanager.manager import new_manager as new_memory_manager
 POD_SCOPE = "pod"
 
 
-class NodeError(Exception):
+class NodeError(Error):
     """An operation the node cannot do (not running, unknown pod); str() is the reason."""
 
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, NodeError
 from topologymanager.hint import TopologyHint
-from topologymanager.reference_merge import reference_merge_hints
+from topologymanager.manager import MERGE_FUNCTIONS
 from kubeinputs.pod import Pod
 from state import CHECKPOINT_FILE_NAME
 from memorymanager.runner.discover import collect_scenario_files
@@ -22,15 +22,13 @@ from memorymanager.runner.observe import hint_maps_to_obj, pod_observations, sta
 from memorymanager.runner.results import RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import HintSpec, InjectedHints, Scenario, ScenarioError, Step, load_scenario
 
-MERGE_CHOICES = ("fast", "reference")
+MERGE_CHOICES = tuple(MERGE_FUNCTIONS)
 
 
 def merge_function(name: str) -> Optional[Callable[..., Any]]:
     """The topology manager merge for `--merge`: None (production) or the reference cross product."""
-    if name == "fast":
-        return None
-    if name == "reference":
-        return reference_merge_hints
+    if name in MERGE_FUNCTIONS:
+        return MERGE_FUNCTIONS[name]
     raise ValueError(f'unknown merge "{name}"; expected one of: {", ".join(MERGE_CHOICES)}')
 
 

@@ -39,7 +39,12 @@ def two_node(kubelet: dict = STATIC, **kw) -> Node:
 def test_front_door_exports_exactly_its_all():
     for name in memorymanager.__all__:
         assert hasattr(memorymanager, name), name
-    assert {"Node", "Admission", "Placement", "InputError", "KubeletStartError"} <= set(memorymanager.__all__)
+    assert {"Node", "Admission", "Placement", "Error", "InputError", "KubeletStartError"} <= set(memorymanager.__all__)
+
+
+def test_one_exception_hierarchy():
+    for cls in (memorymanager.InputError, memorymanager.NodeError, memorymanager.KubeletStartError):
+        assert issubclass(cls, memorymanager.Error)
 
 
 def test_admit_reports_placement_memory_and_cpuset_mems():
