@@ -73,9 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
     machine.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON")
 
-    from memorymanager.cli import nrt_cmd, podresources_cmd, serve_cmd  # commands with their own modules
+    from memorymanager.cli import fleet_cmd, nrt_cmd, podresources_cmd, serve_cmd  # commands with their own modules
 
-    for module in (serve_cmd, podresources_cmd, nrt_cmd):
+    for module in (serve_cmd, podresources_cmd, nrt_cmd, fleet_cmd):
         module.add_parser(commands)
     return parser
 
