@@ -12,7 +12,8 @@ What a NUMA-aware scheduler predicts before kubelet decides. The rule (scheduler
   are skipped); each one's resources are the zones' `available` quantities.
 - For one request list (a container's requests, or the pod's effective request in pod scope),
   every NUMA node starts as a candidate; for each resource with a non-zero request:
-  - not in the node's allocatable at all: refused;
+  - not in the node's allocatable at all: refused (cpu, memory, pods and ephemeral-storage are
+    always there, as in the scheduler's node info);
   - the candidates are the NUMA nodes listing the resource whose available quantity covers the
     request, where a non-Guaranteed pod's cpu, memory and hugepages count as covered by any
     listing; a resource that no NUMA node lists passes when it is host-level (ephemeral-storage,
@@ -40,6 +41,7 @@ from kubeinputs.quantity import Quantity, parse_quantity
 
 MAX_NUMA_ID = 64
 ALL_NUMA = frozenset(range(MAX_NUMA_ID))
+ALWAYS_AT_NODE_LEVEL = ("cpu", "memory", "pods", "ephemeral-storage")
 VALID_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
 VALID_SCOPES = ("container", "pod")
 # the deprecated `topologyPolicies` values -> (policy, scope)
@@ -223,7 +225,9 @@ def filter_pod(pod: Pod, nrt: Mapping[str, object], node_allocatable: Mapping[st
     policy, scope = topology_manager_of(nrt)
     if policy != "single-numa-node":
         return FilterVerdict(True)
-    allocatable = {name: _amount(value) for name, value in node_allocatable.items()}
+    # the scheduler's node info always lists cpu, memory, pods and ephemeral-storage
+    allocatable = {name: Fraction(0) for name in ALWAYS_AT_NODE_LEVEL}
+    allocatable.update({name: _amount(value) for name, value in node_allocatable.items()})
     zones = numa_zones(nrt)
     guaranteed = qos == "Guaranteed"
     if scope == "pod":
