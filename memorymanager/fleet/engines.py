@@ -114,7 +114,7 @@ def run_dask(tasks: Sequence[Task], workers: int, scheduler: Optional[str] = Non
                 raise EngineError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
         else:
             cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=processes,
-                                   dashboard_address=None, silence_logs=40)
+                                   dashboard_address=":0", silence_logs=40)
             client = Client(cluster)
         with client:
             futures = client.map(run_task, list(tasks), pure=False)
