@@ -117,7 +117,8 @@ def run_dask(tasks: Sequence[Task], workers: int, scheduler: Optional[str] = Non
                                    dashboard_address=":0", silence_logs=40)
             client = Client(cluster)
         with client:
-            futures = client.map(run_task, list(tasks), pure=False)
+            # ship the tasks (events included) as data, not inside the task graph
+            futures = client.map(run_task, client.scatter(list(tasks)), pure=False)
             index = {f.key: t for f, t in zip(futures, tasks)}
             for future in as_completed(futures):
                 if progress is not None:
