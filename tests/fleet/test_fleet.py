@@ -212,3 +212,40 @@ def test_bad_input_is_one_clear_line(tmp_path, fleet, trace, message):
 def test_scheduler_without_dask_engine_is_a_usage_error():
     code, _, err = run_cli("fleet", BOUND, "--scheduler", "tcp://127.0.0.1:8786")
     assert code == 2 and "--scheduler only makes sense with --engine dask" in err
+
+
+def rule_fleet(tmp_path, placement):
+    write(tmp_path, "t.jsonl", "".join(
+        json.dumps({"time": i, "add": {"metadata": {"name": f"p{i}"}, "spec": {"containers": [
+            {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}}) + "\n" for i in range(3)))
+    return load_fleet(write(tmp_path, "fleet.yaml", FLEET_HEAD + f"placement: {placement}\n"))
+
+
+def placements(spec):
+    events = load_trace(spec.trace, spec.templates, spec.node_names())
+    sim = Simulation(spec, spec.variants[0])
+    sim.run(events)
+    return [sim.bound_to[f"default/p{i}"] for i in range(3)]
+
+
+def test_first_fit_fills_the_first_node(tmp_path):
+    assert placements(rule_fleet(tmp_path, "first-fit")) == ["a-0", "a-0", "a-0"]
+
+
+def test_least_allocated_spreads(tmp_path):
+    assert placements(rule_fleet(tmp_path, "least-allocated")) == ["a-0", "a-1", "a-0"]
+
+
+def test_on_refusal_fail_does_not_retry(tmp_path):
+    # 3Gi pods on 2 x 4Gi NUMA nodes: the third does not fit one NUMA node of a-0 (fits at node level)
+    trace = "".join(json.dumps({"time": i, "add": {"metadata": {"name": f"p{i}"}, "spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "3Gi"}}}]}}}) + "\n" for i in range(2))
+    trace += json.dumps({"time": 5, "add": {"metadata": {"name": "late"}, "spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1536Mi"}}}]}}}) + "\n"
+    write(tmp_path, "t.jsonl", trace)
+    for rule, failed, admitted in (("fail", 1, 2), ("retry", 0, 3)):
+        spec = load_fleet(write(tmp_path, "fleet.yaml", FLEET_HEAD + f"placement: first-fit\nonRefusal: {rule}\n"))
+        events = load_trace(spec.trace, spec.templates, spec.node_names())
+        summary = build_summary(spec, execute(spec, events), events=len(events), bound=False)
+        variant = summary["variants"][0]
+        assert (variant["pods"]["failed"], variant["pods"]["admitted"], variant["disagreements"]) == (failed, admitted, 1)
