@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence
 
 from memorymanager.fleet.simulate import Progress, TaskResult, run_nodes
 from memorymanager.fleet.spec import FleetSpec
-from memorymanager.fleet.trace import Event, is_bound
+from memorymanager.fleet.trace import Event, is_bound, reparse
 
 ENGINES = ("local", "dask")
 CHUNKS_PER_WORKER = 4
@@ -30,18 +30,29 @@ class EngineError(Exception):
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: a variant, its nodes (None: all of them) and their events."""
+    """One unit of work: a variant, its nodes (None: all of them) and their events, as parsed
+    events (in this process) or as the trace's (line number, text) pairs (to ship elsewhere:
+    parsed pods pickle slowly, JSON text is small and the worker parses it in parallel)."""
 
     index: int
     spec: FleetSpec
     variant: int
     nodes: Optional[tuple[str, ...]]
-    events: tuple[Event, ...]
+    events: tuple[Event, ...] = ()
+    lines: tuple[tuple[int, str], ...] = ()
+    count: int = 0
+
+    def shippable(self) -> "Task":
+        """The same task with its events as text."""
+        return replace(self, events=(), lines=tuple((e.line, e.text) for e in self.events))
+
+    def replay_events(self) -> Sequence[Event]:
+        return self.events if self.events or not self.lines else reparse(self.lines, self.spec.trace, self.spec.templates)
 
 
 def run_task(task: Task) -> TaskResult:
     """Run one task (in whichever process or worker holds it)."""
-    return run_nodes(task.spec, task.spec.variants[task.variant], task.events, task.nodes)
+    return run_nodes(task.spec, task.spec.variants[task.variant], task.replay_events(), task.nodes)
 
 
 def _split_events(events: Sequence[Event], chunks: list[tuple[str, ...]]) -> list[tuple[Event, ...]]:
@@ -66,7 +77,7 @@ def plan(spec: FleetSpec, events: Sequence[Event], chunks: int) -> list[Task]:
     tasks: list[Task] = []
     if not is_bound(events) or chunks <= 1:
         for v in range(len(spec.variants)):
-            tasks.append(Task(len(tasks), spec, v, None, tuple(events)))
+            tasks.append(Task(len(tasks), spec, v, None, tuple(events), count=len(events)))
         return tasks
     names = spec.node_names()
     size = math.ceil(len(names) / min(chunks, len(names)))
@@ -74,7 +85,7 @@ def plan(spec: FleetSpec, events: Sequence[Event], chunks: int) -> list[Task]:
     per_chunk = _split_events(events, node_chunks)
     for v in range(len(spec.variants)):
         for chunk, chunk_events in zip(node_chunks, per_chunk):
-            tasks.append(Task(len(tasks), spec, v, chunk, chunk_events))
+            tasks.append(Task(len(tasks), spec, v, chunk, chunk_events, count=len(chunk_events)))
     return tasks
 
 
@@ -90,10 +101,10 @@ def run_local(tasks: Sequence[Task], workers: int, progress: Optional[Progress] 
         return [run_nodes(t.spec, t.spec.variants[t.variant], t.events, t.nodes, progress) for t in tasks]
     results: dict[int, TaskResult] = {}
     with _mp_context().Pool(min(workers, len(tasks))) as pool:
-        for task, result in zip(tasks, pool.imap(run_task, tasks)):
+        for task, result in zip(tasks, pool.imap(run_task, [t.shippable() for t in tasks])):
             results[task.index] = result
             if progress is not None:
-                progress(len(task.events))
+                progress(task.count)
     return [results[t.index] for t in tasks]
 
 
@@ -117,12 +128,12 @@ def run_dask(tasks: Sequence[Task], workers: int, scheduler: Optional[str] = Non
                                    dashboard_address=":0", silence_logs=40)
             client = Client(cluster)
         with client:
-            # ship the tasks (events included) as data, not inside the task graph
-            futures = client.map(run_task, client.scatter(list(tasks)), pure=False)
+            # the tasks travel as data (scattered), not inside the task graph
+            futures = client.map(run_task, client.scatter([t.shippable() for t in tasks]), pure=False)
             index = {f.key: t for f, t in zip(futures, tasks)}
             for future in as_completed(futures):
                 if progress is not None:
-                    progress(len(index[future.key].events))
+                    progress(index[future.key].count)
             results = client.gather(futures)
     finally:
         if cluster is not None:
