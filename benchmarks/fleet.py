@@ -3,9 +3,10 @@ trace of 100,000 pod events, on the local engine with 1 and 2 worker processes a
 (a LocalCluster of 2 single-threaded worker processes).
 
 Events per second count the replay (nodes built, events applied, results folded), not the
-reading of the trace file, which is timed on its own. Peak memory is the largest resident
-set of this process plus its children (pool workers, Dask nanny and workers), sampled every
-50 ms. The three runs must give the same summary; the row notes say whether they did.
+reading of the trace file, which is timed on its own. Peak memory is the largest summed
+proportional set size (PSS: shared pages split between the processes sharing them, so forked
+workers do not count their parent's pages again) of this process and its children (pool
+workers, Dask nanny and workers), sampled every 100 ms. The three runs must give the same summary; the row notes say whether they did.
 """
 from __future__ import annotations
 
@@ -56,8 +57,9 @@ def write_fleet(folder: str, nodes: int, events: int, seed: int = 7) -> str:
     return os.path.join(folder, "fleet.yaml")
 
 
-class PeakRSS:
-    """The largest summed RSS of this process and its descendants while running."""
+class PeakMemory:
+    """The largest summed PSS (RSS where PSS is unavailable) of this process and its
+    descendants while running."""
 
     def __init__(self) -> None:
         self.peak = 0
@@ -70,13 +72,14 @@ class PeakRSS:
             total = 0
             for proc in [me] + me.children(recursive=True):
                 try:
-                    total += proc.memory_info().rss
+                    info = proc.memory_full_info()
+                    total += getattr(info, "pss", info.rss)
                 except psutil.Error:
                     pass
             self.peak = max(self.peak, total)
-            self._stop.wait(0.05)
+            self._stop.wait(0.1)
 
-    def __enter__(self) -> "PeakRSS":
+    def __enter__(self) -> "PeakMemory":
         self._thread.start()
         return self
 
@@ -86,7 +89,7 @@ class PeakRSS:
 
 
 def _timed(fn: Callable[[], str]) -> tuple[float, int, str]:
-    with PeakRSS() as peak:
+    with PeakMemory() as peak:
         start = time.perf_counter()
         text = fn()
         elapsed = time.perf_counter() - start

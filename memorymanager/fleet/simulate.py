@@ -23,6 +23,7 @@ exactly as the whole-fleet run does.
 """
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable, Optional, Sequence
@@ -107,7 +108,18 @@ class Simulation:
     # ----- events -----
 
     def run(self, events: Iterable[Event], progress: Optional[Progress] = None, every: int = 500) -> TaskResult:
-        """Replay the events in order, then read every node's NUMA nodes."""
+        """Replay the events in order, then read every node's NUMA nodes.
+
+        The trace and the nodes are long-lived; they are frozen out of the cyclic garbage
+        collector for the replay (its full passes otherwise rescan them again and again) and
+        handed back to it at the end."""
+        gc.freeze()
+        try:
+            return self._replay(events, progress, every)
+        finally:
+            gc.unfreeze()
+
+    def _replay(self, events: Iterable[Event], progress: Optional[Progress], every: int) -> TaskResult:
         pending = 0
         for event in events:
             if event.op == "add":
