@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
 from dataclasses import dataclass, replace
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 from memorymanager.fleet.simulate import Progress, TaskResult, run_nodes
 from memorymanager.fleet.spec import FleetSpec
@@ -99,13 +98,32 @@ def run_local(tasks: Sequence[Task], workers: int, progress: Optional[Progress] 
     (progress per finished task)."""
     if workers <= 1 or len(tasks) <= 1:
         return [run_nodes(t.spec, t.spec.variants[t.variant], t.events, t.nodes, progress) for t in tasks]
+    global _INHERITED
     results: dict[int, TaskResult] = {}
-    with _mp_context().Pool(min(workers, len(tasks))) as pool:
-        for task, result in zip(tasks, pool.imap(run_task, [t.shippable() for t in tasks])):
-            results[task.index] = result
-            if progress is not None:
-                progress(task.count)
+    context = _mp_context()
+    forked = context.get_start_method() == "fork"
+    if forked:  # the children inherit the parsed tasks: nothing to pickle or parse again
+        _INHERITED = list(tasks)
+        work, function = list(range(len(tasks))), _run_inherited
+    else:
+        work, function = [t.shippable() for t in tasks], run_task  # type: ignore[assignment]
+    try:
+        with context.Pool(min(workers, len(tasks))) as pool:
+            for task, result in zip(tasks, pool.imap(function, work)):
+                results[task.index] = result
+                if progress is not None:
+                    progress(task.count)
+    finally:
+        _INHERITED = []
     return [results[t.index] for t in tasks]
+
+
+_INHERITED: list[Task] = []
+
+
+def _run_inherited(index: int) -> TaskResult:
+    """Run the task a forked pool worker inherited from its parent."""
+    return run_task(_INHERITED[index])
 
 
 def run_dask(tasks: Sequence[Task], workers: int, scheduler: Optional[str] = None, processes: bool = True,
@@ -160,12 +178,3 @@ def execute(spec: FleetSpec, events: Sequence[Event], *, engine: str = "local", 
     return run_local(tasks, workers, progress)
 
 
-def default_workers() -> int:
-    """One worker per CPU this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
-
-
-ProgressFactory = Callable[[int], Progress]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import os
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Mapping
 
 from kubeinputs.errors import InputError, check_keys, expect_int, expect_list, expect_map, expect_str, index_path, join_path
 from kubeinputs.machine import machine_info_to_obj
@@ -246,8 +246,3 @@ def load_fleet(path: str) -> FleetSpec:
     if not os.path.isfile(path):
         raise InputError(path, "no such file")
     return parse_fleet(read_document(path), os.path.abspath(path))
-
-
-def find_group(spec: FleetSpec, node: str) -> Optional[NodeGroup]:
-    """The group of a node name, else None."""
-    return spec.group_of().get(node)
