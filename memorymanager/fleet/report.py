@@ -147,7 +147,7 @@ def html_report(summary: Summary) -> str:
     table = html.escape("\n".join(table_lines(summary)))
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>fleet {html.escape(str(summary['fleet']))}</title>"
-            "<style>body{font-family:sans-serif;margin:2em} pre{background:#f4f4f4;padding:1em}</style></head><body>"
+            "<style>body{font-family:sans-serif;margin:2em} pre{background:#f4f4f4;padding:1em;overflow-x:auto}</style></head><body>"
             f"<h1>Fleet {html.escape(str(summary['fleet']))}</h1><pre>{table}</pre>"
             f"<div>{outcome}</div>" + "".join(f"<div>{c}</div>" for c in memory_charts) +
             "<p>Refused: kubelet's admission refusals (a pod retried elsewhere counts once per refusal). "
