@@ -249,3 +249,54 @@ def test_on_refusal_fail_does_not_retry(tmp_path):
         summary = build_summary(spec, execute(spec, events), events=len(events), bound=False)
         variant = summary["variants"][0]
         assert (variant["pods"]["failed"], variant["pods"]["admitted"], variant["disagreements"]) == (failed, admitted, 1)
+
+
+def guaranteed(name, cpu, memory):
+    return {"metadata": {"name": name}, "spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"cpu": cpu, "memory": memory}}}]}}
+
+
+def test_nrt_of_a_fleet_node_drives_the_filter():
+    """The NRT the updater would publish for a fleet node: pods with exclusive CPUs are drawn
+    down, so the filter refuses what no NUMA node holds; a fractional-CPU pod is not counted."""
+    from memorymanager.fleet.fleetnode import FleetNode, pod_requests
+    from memorymanager.fleet.trace import _pod
+
+    spec = load_fleet(SWEEP)
+    group = spec.groups[0]
+    node = FleetNode.build("duo-0", "duo", read_machine(dict(group.machine)), read_kubelet(dict(group.kubelet)))
+
+    def fits(manifest):
+        p = _pod(manifest, "pod")
+        return filter_pod(memory_only(p), node.nrt(), node.allocatable, qos=get_pod_qos(p, True)).fits
+
+    for i, cpu in enumerate(("2", "2")):
+        p = _pod(guaranteed(f"big{i}", cpu, "3Gi"), "pod")
+        assert node.admit(f"default/big{i}", p, pod_requests(p)).admitted
+    zones = {z["name"]: {r["name"]: r["available"] for r in z["resources"]} for z in node.nrt()["zones"]}
+    assert set(zones) == {"node-0", "node-1"} and all(set(r) == {"memory"} for r in zones.values())
+    assert not fits(guaranteed("next", "1", "1536Mi"))
+    assert fits(guaranteed("small", "1", "512Mi"))
+    node.delete("default/big1")
+    p = _pod(guaranteed("frac", "1500m", "3Gi"), "pod")
+    assert node.admit("default/frac", p, pod_requests(p)).admitted
+    assert fits(guaranteed("next", "1", "1536Mi"))  # the NRT still shows node-1 free
+    assert not node.node.would_admit(_pod(guaranteed("next", "1", "1536Mi"), "pod")).admitted
+
+
+def test_templates_overrides_and_delete_forms(tmp_path):
+    from memorymanager.fleet.trace import parse_trace
+
+    templates = {"t": guaranteed("t", "1", "1Gi")}
+    lines = [
+        json.dumps({"time": 2, "add": {"template": "t", "name": "a", "namespace": "ns",
+                                       "overrides": {"metadata": {"labels": {"x": "y"}}}}}),
+        json.dumps({"time": 1, "add": {"template": "t", "name": "b", "overrides": {"spec": {"containers": [
+            {"name": "c", "resources": {"limits": {"cpu": "2", "memory": "2Gi"}}}]}}}}),
+        json.dumps({"time": 3, "delete": "ns/a"}),
+        json.dumps({"time": 3, "delete": {"name": "b"}}),
+    ]
+    events = parse_trace(lines, "t.jsonl", templates, [])
+    assert [(e.op, e.key) for e in events] == [("add", "default/b"), ("add", "ns/a"), ("delete", "ns/a"), ("delete", "default/b")]
+    assert events[0].pod.containers[0].resources.requests["memory"].value == 2 << 30
+    assert events[1].pod.uid == "ns/a"
