@@ -1,7 +1,7 @@
 """Run the benchmark suite and print the results table (medians of several runs).
 
     python -m benchmarks.run            # the whole suite, as in the README
-    python -m benchmarks.run --quick    # fewer repeats, no cross-product reference
+    python -m benchmarks.run --quick    # fewer repeats, no cross-product reference, B7 at 1/10 scale
 
 Not a test: nothing here asserts a time. The README holds the table of a run.
 """
@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, hints, merge, server, startup
+from benchmarks import admission, fleet, hints, merge, server, startup
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -23,6 +23,7 @@ TARGETS = {
     "B4": ">= 10,000 ops/s with the checkpoint off",
     "B5": "none set (PodResources List with 500 pods, one client)",
     "B6": "none set (control-service Admit round trips, one client)",
+    "B7": "figures only: fleet replay events/s, local 1 and 2 workers, dask 2 workers, and peak memory",
     "B9": "run on 4 x 255 injected hints within 100 ms of a trivial scenario",
     "B10": "< 150 ms to start (--version, or one trivial scenario)",
 }
@@ -50,6 +51,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repeats; skip the slow cross-product reference")
     parser.add_argument("--repeats", type=int, default=15, help="runs per median (default 15)")
     parser.add_argument("--churn", type=int, default=10_000, help="pods in B4 (default 10,000)")
+    parser.add_argument("--no-fleet", action="store_true", help="skip B7 (the fleet replay, needs dask for its last row)")
     args = parser.parse_args(argv)
     repeats = 3 if args.quick else args.repeats
     print(machine_line())
@@ -60,6 +62,8 @@ def main(argv=None) -> int:
     rows += admission.run_b4(1000 if args.quick else args.churn)
     rows += server.run_b5(20 if args.quick else 100)
     rows += server.run_b6(200 if args.quick else 2000)
+    if not args.no_fleet:
+        rows += fleet.run(quick=args.quick)
     rows += startup.run(5 if args.quick else args.repeats)
     print_table(rows)
     print()

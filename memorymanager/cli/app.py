@@ -93,9 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     shape.add_argument("--table", action="store_true", help="print a readable table instead of JSON")
     shape.add_argument("--json", action="store_true", help="print cadvisor MachineInfo JSON (the default)")
 
-    from memorymanager.cli import explain_cmd, nrt_cmd, podresources_cmd, serve_cmd  # commands with their own modules
+    from memorymanager.cli import explain_cmd, fleet_cmd, nrt_cmd, podresources_cmd, serve_cmd  # commands with their own modules
 
-    for module in (explain_cmd, serve_cmd, podresources_cmd, nrt_cmd):
+    for module in (explain_cmd, serve_cmd, podresources_cmd, nrt_cmd, fleet_cmd):
         module.add_parser(commands)
     return parser
 

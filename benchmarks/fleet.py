@@ -1,0 +1,135 @@
+"""B7: the fleet simulation at scale: 1,000 nodes (2-, 4- and 8-NUMA groups) and a bound
+trace of 100,000 pod events, on the local engine with 1 and 2 worker processes and on Dask
+(a LocalCluster of 2 single-threaded worker processes).
+
+Events per second count the replay (nodes built, events applied, results folded), not the
+reading of the trace file, which is timed on its own. Peak memory is the largest summed
+proportional set size (PSS: shared pages split between the processes sharing them, so forked
+workers do not count their parent's pages again) of this process and its children (pool
+workers, Dask nanny and workers), sampled every 100 ms. The three runs must give the same summary; the row notes say whether they did.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+import threading
+import time
+from typing import Callable
+
+import psutil
+
+from benchmarks.timing import Row
+
+GROUPS = (("duo", 2, 500), ("quad", 4, 350), ("octo", 8, 150))  # name, NUMA nodes, share per 1,000
+
+
+def write_fleet(folder: str, nodes: int, events: int, seed: int = 7) -> str:
+    """A fleet file and its bound trace in `folder`; the fleet file's path."""
+    rng = random.Random(seed)
+    groups = [(name, numa, max(1, nodes * share // 1000)) for name, numa, share in GROUPS]
+    kubelet = ("{memoryManagerPolicy: Static, topologyManagerPolicy: single-numa-node, "
+               "reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]}")
+    lines = ["name: b7", "nodes:"]
+    for name, numa, count in groups:
+        lines += [f"- name: {name}", f"  count: {count}",
+                  f"  machine: {{numaNodes: {numa}, memoryPerNode: 16Gi, coresPerNode: 16}}", f"  kubelet: {kubelet}"]
+    lines += ["trace: trace.jsonl", "placement: first-fit"]
+    with open(os.path.join(folder, "fleet.yaml"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    names = [f"{name}-{i}" for name, _, count in groups for i in range(count)]
+    active: dict[str, list[str]] = {n: [] for n in names}
+    with open(os.path.join(folder, "trace.jsonl"), "w") as fh:
+        for t in range(events):
+            node = rng.choice(names)
+            if active[node] and (len(active[node]) > 12 or rng.random() < 0.45):
+                pod = active[node].pop(rng.randrange(len(active[node])))
+                fh.write(json.dumps({"time": t, "delete": pod}) + "\n")
+                continue
+            pod = f"p{t}"
+            memory = rng.choice(("1Gi", "2Gi", "3Gi", "6Gi", "12Gi"))
+            cpu = rng.choice(("1", "2", "4"))
+            manifest = {"metadata": {"name": pod},
+                        "spec": {"containers": [{"name": "app", "resources": {"limits": {"cpu": cpu, "memory": memory}}}]}}
+            fh.write(json.dumps({"time": t, "add": manifest, "nodeName": node}) + "\n")
+            active[node].append(pod)
+    return os.path.join(folder, "fleet.yaml")
+
+
+class PeakMemory:
+    """The largest summed PSS (RSS where PSS is unavailable) of this process and its
+    descendants while running."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        while not self._stop.is_set():
+            total = 0
+            for proc in [me] + me.children(recursive=True):
+                try:
+                    info = proc.memory_full_info()
+                    total += getattr(info, "pss", info.rss)
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(0.1)
+
+    def __enter__(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _timed(fn: Callable[[], str]) -> tuple[float, int, str]:
+    with PeakMemory() as peak:
+        start = time.perf_counter()
+        text = fn()
+        elapsed = time.perf_counter() - start
+    return elapsed, peak.peak, text
+
+
+def run(quick: bool = False) -> list[Row]:
+    """The B7 rows: trace reading, then events/s and peak memory per engine."""
+    from memorymanager.fleet.engines import execute
+    from memorymanager.fleet.spec import load_fleet
+    from memorymanager.fleet.summary import build_summary, dumps
+    from memorymanager.fleet.trace import load_trace
+
+    nodes, events = (100, 10_000) if quick else (1000, 100_000)
+    case = f"{nodes:,} nodes, {events:,} events"
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="b7-") as folder:
+        spec = load_fleet(write_fleet(folder, nodes, events))
+        start = time.perf_counter()
+        trace = load_trace(spec.trace, spec.templates, spec.node_names())
+        rows.append(Row("B7", case, "read trace", len(trace) / (time.perf_counter() - start), "ops/s",
+                        "events parsed and checked per second"))
+        texts = []
+        for label, engine in (("local, 1 worker", {"engine": "local", "workers": 1}),
+                              ("local, 2 workers", {"engine": "local", "workers": 2}),
+                              ("dask, 2 workers", {"engine": "dask", "workers": 2})):
+            def replay() -> str:
+                results = execute(spec, trace, **engine)  # type: ignore[arg-type]
+                return dumps(build_summary(spec, results, events=len(trace), bound=True))
+            elapsed, peak, text = _timed(replay)
+            texts.append(text)
+            rows.append(Row("B7", case, label, len(trace) / elapsed, "ops/s",
+                            f"{elapsed:.1f} s, peak memory {peak / (1 << 20):,.0f} MiB"))
+        same = all(t == texts[0] for t in texts)
+        rows[-1].note += "; summaries identical" if same else "; SUMMARIES DIFFER"
+    return rows
+
+
+if __name__ == "__main__":
+    import sys
+
+    for row in run("--quick" in sys.argv):
+        print(row)

@@ -1,0 +1,235 @@
+"""The simulation: replay trace events on fleet nodes under one kubelet variant.
+
+A bound add (`nodeName` set) goes straight to kubelet on that node. An unbound add is placed:
+
+- candidates are the nodes where NodeResourcesFit passes (see `fleetnode`), in this order:
+  `first-fit` fleet order; `least-allocated` by LeastAllocated score, highest first, ties in fleet
+  order (kube-scheduler breaks ties at random; fleet order keeps runs reproducible);
+  `numa-aware` fleet order, keeping only nodes where scheduler-plugins' single-numa-node filter
+  passes on the node's current NRT (asked about memory and hugepages, the resources this
+  simulation's kubelet accounts per NUMA node);
+- kubelet admits on the first candidate. When kubelet refuses (TopologyAffinityError,
+  UnexpectedAdmissionError, ...), the scheduler and kubelet disagreed: kubelet marks the pod
+  Failed and does not run it. `onRefusal: retry` models a controller that recreates it, and the
+  scheduler then binds it to the next candidate; `onRefusal: fail` leaves it refused;
+- a pod with no (remaining) candidate is unschedulable.
+
+Under `numa-aware`, bound adds are also checked against the filter, and a filter verdict kubelet
+contradicts counts as a disagreement (`filterFitKubeletRefused`, `filterRefusedKubeletAdmitted`).
+
+A delete removes the pod from its node (nothing, if it never ran). Nodes are independent, so a
+bound trace splits by node: `run_nodes` on any subset of nodes gives those nodes' results
+exactly as the whole-fleet run does.
+"""
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable, Iterable, Optional, Sequence
+
+from kubeinputs.pod import Pod
+from kubeinputs.qos import get_pod_qos
+from memorymanager.fleet.fleetnode import FleetNode, memory_only, pod_requests
+from memorymanager.fleet.nrt_filter import filter_pod
+from memorymanager.fleet.spec import FleetSpec, NodeGroup, Variant, variant_kubelet
+from memorymanager.fleet.trace import Event
+from memorymanager.node.api import read_kubelet, read_machine
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class NodeResult:
+    """What happened on one node: counts, kubelet's refusals by reason and message, and its
+    NUMA nodes at the end (allocatable and free bytes per resource)."""
+
+    name: str
+    group: str
+    admitted: int = 0
+    deleted: int = 0
+    refusals: dict[str, dict[str, int]] = field(default_factory=dict)
+    disagreements: int = 0
+    filter_fit_kubelet_refused: int = 0
+    filter_refused_kubelet_admitted: int = 0
+    numa: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict)
+
+    def refuse(self, reason: str, message: str) -> None:
+        by_message = self.refusals.setdefault(reason, {})
+        by_message[message] = by_message.get(message, 0) + 1
+
+
+@dataclass
+class TaskResult:
+    """One task's results: the variant, per-node results in fleet order, pod outcomes, and the
+    memory needs of the pods that did not run (for the stranded-memory figure)."""
+
+    variant: str
+    nodes: list[NodeResult]
+    pods_added: int = 0
+    pods_failed: int = 0
+    unschedulable: int = 0
+    refused_needs: list[int] = field(default_factory=list)
+    events: int = 0
+
+
+def _memory_need(pod: Pod, scope: str) -> int:
+    """The most memory one NUMA placement of the pod needs: its largest container's request in
+    container scope, its effective request in pod scope."""
+    if scope == "pod":
+        total = pod_requests(pod).get("memory", Fraction(0))
+        return int(total)
+    needs = [c.resources.requests["memory"].value for c in pod.all_containers() if "memory" in c.resources.requests]
+    return int(max(needs)) if needs else 0
+
+
+class Simulation:
+    """The nodes of one variant (all of them, or a subset) and the replay loop."""
+
+    def __init__(self, spec: FleetSpec, variant: Variant, node_names: Optional[Sequence[str]] = None) -> None:
+        self.spec = spec
+        self.variant = variant
+        wanted = None if node_names is None else set(node_names)
+        self.nodes: list[FleetNode] = []
+        for group in spec.groups:
+            names = [n for n in group.node_names() if wanted is None or n in wanted]
+            if names:
+                self.nodes.extend(self._build_group(group, names))
+        self.by_name = {n.name: n for n in self.nodes}
+        self.results = {n.name: NodeResult(n.name, n.group) for n in self.nodes}
+        self.result = TaskResult(variant.name, [])
+        self.bound_to: dict[str, str] = {}
+
+    def _build_group(self, group: NodeGroup, names: list[str]) -> list[FleetNode]:
+        machine = read_machine(dict(group.machine))
+        config = read_kubelet(variant_kubelet(group, self.variant))
+        return [FleetNode.build(name, group.name, machine, config) for name in names]
+
+    # ----- events -----
+
+    def run(self, events: Iterable[Event], progress: Optional[Progress] = None, every: int = 500) -> TaskResult:
+        """Replay the events in order, then read every node's NUMA nodes.
+
+        The trace and the nodes are long-lived; they are frozen out of the cyclic garbage
+        collector for the replay (its full passes otherwise rescan them again and again) and
+        handed back to it at the end."""
+        gc.freeze()
+        try:
+            return self._replay(events, progress, every)
+        finally:
+            gc.unfreeze()
+
+    def _replay(self, events: Iterable[Event], progress: Optional[Progress], every: int) -> TaskResult:
+        pending = 0
+        for event in events:
+            if event.op == "add":
+                self._add(event)
+            else:
+                self._delete(event)
+            self.result.events += 1
+            pending += 1
+            if progress is not None and pending >= every:
+                progress(pending)
+                pending = 0
+        if progress is not None and pending:
+            progress(pending)
+        for node in self.nodes:
+            free = node.node.free()
+            allocatable = node.node.allocatable()
+            self.results[node.name].numa = {
+                numa: {res: (allocatable.get(numa, {}).get(res, 0), amount) for res, amount in sorted(resources.items())}
+                for numa, resources in sorted(free.items())
+            }
+        self.result.nodes = [self.results[n.name] for n in self.nodes]
+        return self.result
+
+    def _delete(self, event: Event) -> None:
+        name = self.bound_to.pop(event.key, None)
+        if name is not None and self.by_name[name].delete(event.key):
+            self.results[name].deleted += 1
+
+    def _add(self, event: Event) -> None:
+        pod = event.pod
+        assert pod is not None
+        if event.node is not None and event.node not in self.by_name:
+            return  # bound to a node of another task
+        self.result.pods_added += 1
+        requests = pod_requests(pod)
+        if event.node is not None:
+            self._bound(event, pod, requests)
+            return
+        tried: set[str] = set()
+        while True:
+            target = self._choose(pod, requests, tried)
+            if target is None:
+                self.result.unschedulable += 1
+                self.result.refused_needs.append(_memory_need(pod, target_scope(self.nodes)))
+                return
+            answer = target.admit(event.key, pod, requests)
+            result = self.results[target.name]
+            if answer.admitted:
+                result.admitted += 1
+                self.bound_to[event.key] = target.name
+                return
+            result.refuse(answer.reason, answer.message)
+            result.disagreements += 1
+            tried.add(target.name)
+            if self.spec.on_refusal == "fail":
+                self.result.pods_failed += 1
+                self.result.refused_needs.append(_memory_need(pod, target.node.kubelet.topology_manager_scope))
+                return
+
+    def _bound(self, event: Event, pod: Pod, requests: dict[str, Fraction]) -> None:
+        node = self.by_name[event.node or ""]
+        predicted: Optional[bool] = None
+        if self.spec.placement == "numa-aware":
+            predicted = self._filter(node, pod)
+        answer = node.admit(event.key, pod, requests)
+        result = self.results[node.name]
+        if answer.admitted:
+            result.admitted += 1
+            self.bound_to[event.key] = node.name
+            if predicted is False:
+                result.filter_refused_kubelet_admitted += 1
+        else:
+            result.refuse(answer.reason, answer.message)
+            self.result.pods_failed += 1
+            self.result.refused_needs.append(_memory_need(pod, node.node.kubelet.topology_manager_scope))
+            if predicted is True:
+                result.filter_fit_kubelet_refused += 1
+
+    # ----- placement -----
+
+    def _filter(self, node: FleetNode, pod: Pod) -> bool:
+        return filter_pod(memory_only(pod), node.nrt(), node.allocatable, qos=get_pod_qos(pod, True)).fits
+
+    def _choose(self, pod: Pod, requests: dict[str, Fraction], tried: set[str]) -> Optional[FleetNode]:
+        rule = self.spec.placement
+        if rule == "least-allocated":
+            best: Optional[FleetNode] = None
+            best_score = -1
+            for node in self.nodes:
+                if node.name in tried or not node.fits(requests):
+                    continue
+                score = node.least_allocated_score(requests)
+                if score > best_score:
+                    best, best_score = node, score
+            return best
+        for node in self.nodes:
+            if node.name in tried or not node.fits(requests):
+                continue
+            if rule == "numa-aware" and not self._filter(node, pod):
+                continue
+            return node
+        return None
+
+
+def target_scope(nodes: Sequence[FleetNode]) -> str:
+    """The topology manager scope of the fleet's first node (for an unschedulable pod's need)."""
+    return nodes[0].node.kubelet.topology_manager_scope if nodes else "container"
+
+
+def run_nodes(spec: FleetSpec, variant: Variant, events: Sequence[Event], node_names: Optional[Sequence[str]] = None,
+              progress: Optional[Progress] = None) -> TaskResult:
+    """Replay `events` on the named nodes (all nodes when None) under `variant`."""
+    return Simulation(spec, variant, node_names).run(events, progress)
