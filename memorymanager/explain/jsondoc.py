@@ -29,6 +29,11 @@ def node_document(root: str, explanation: Explanation) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "node": root, "explanation": as_obj(explanation)}
 
 
+def explanation_document(explanation: Explanation) -> dict[str, Any]:
+    """`{schema_version, explanation}` for one pod on a served node (the Explain RPC)."""
+    return {"schema_version": SCHEMA_VERSION, "explanation": as_obj(explanation)}
+
+
 def dumps(document: dict[str, Any]) -> str:
     """Indented JSON with a final newline."""
     return json.dumps(document, indent=2) + "\n"

@@ -16,7 +16,10 @@ import grpc
 
 from kubeinputs.errors import InputError
 from kubeinputs.reader import load_text
-from memorymanager.node.api import Admission
+from memorymanager.explain.build import explain_pod
+from memorymanager.explain.jsondoc import dumps, explanation_document
+from memorymanager.explain.text import explanation_lines
+from memorymanager.node.api import Admission, hint_provider, read_pod
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
 from memorymanager.server.host import NodeHost, parse_overrides
 from memorymanager.server.protos.control import control_pb2 as pb
@@ -164,3 +167,21 @@ class NodeControl(pb_grpc.NodeControlServicer):
         """The active pods, admission order."""
         pods = self.host.locked(self.host.node.active_pods)
         return pb.ListPodsResponse(pods=[pb.PodRef(name=p.name, namespace=p.namespace, uid=p.uid) for p in pods])
+
+    @_guard
+    def Explain(self, request: pb.ExplainRequest, context: grpc.ServicerContext) -> pb.ExplainResponse:
+        """Why the pod would be admitted where it would, or refused; the node is not changed."""
+        form = request.format or "text"
+        if form not in ("text", "json"):
+            raise InputError("format", f'unknown format "{form}"; expected "text" or "json"')
+
+        def explain() -> Any:
+            node = self.host.node
+            node.pods()  # starts the node on first use, as every other call does
+            pod = read_pod(_pod(request.pod))
+            return explain_pod(node.simulated_node, pod, hint_provider(pod, _hints(request.hints)))
+
+        explanation = self.host.locked(explain)
+        if form == "json":
+            return pb.ExplainResponse(explanation=dumps(explanation_document(explanation)))
+        return pb.ExplainResponse(explanation="\n".join(explanation_lines(explanation)) + "\n")

@@ -154,3 +154,25 @@ def test_remove_needs_a_pod_reference(tmp_path):
             c.control.Remove(ctl.RemoveRequest(pod=""))
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert err.value.details() == "pod: expected the name or UID of an admitted pod"
+
+
+def test_explain_over_the_wire_equals_explain_in_process_and_changes_nothing(tmp_path):
+    from memorymanager.explain.build import explain_pod
+    from memorymanager.explain.text import explanation_lines
+    from memorymanager.node.api import read_pod
+
+    with serving(tmp_path) as (server, c):
+        c.admit(pod("first", memory="4Gi"))
+        text = pod("huge", memory="20Gi")
+        state = server.host.node.machine_state()
+        got = c.control.Explain(ctl.ExplainRequest(pod=text)).explanation
+        local = explain_pod(server.host.node.simulated_node, read_pod(text))
+        assert got == "\n".join(explanation_lines(local)) + "\n"
+        assert "UnexpectedAdmissionError" in got  # node 0 holds single-NUMA memory: no group may form
+        assert server.host.node.machine_state() == state
+        doc = json.loads(c.control.Explain(ctl.ExplainRequest(pod=text, format="json")).explanation)
+        assert doc["explanation"]["decision"]["admitted"] is False
+        assert doc["schema_version"]
+        with pytest.raises(grpc.RpcError) as caught:
+            c.control.Explain(ctl.ExplainRequest(pod=text, format="svg"))
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "format" in caught.value.details()

@@ -69,6 +69,11 @@ class NodeControlStub:
                 request_serializer=memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ListPodsRequest.SerializeToString,
                 response_deserializer=memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ListPodsResponse.FromString,
                 _registered_method=True)
+        self.Explain = channel.unary_unary(
+                '/memorymanager.v1alpha1.NodeControl/Explain',
+                request_serializer=memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ExplainRequest.SerializeToString,
+                response_deserializer=memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ExplainResponse.FromString,
+                _registered_method=True)
 
 
 class NodeControlServicer:
@@ -123,6 +128,13 @@ class NodeControlServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Explain(self, request, context):
+        """Why kubelet would admit a pod where it would, or refuse it (the node is not changed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NodeControlServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -160,6 +172,11 @@ def add_NodeControlServicer_to_server(servicer, server):
                     servicer.ListPods,
                     request_deserializer=memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ListPodsRequest.FromString,
                     response_serializer=memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ListPodsResponse.SerializeToString,
+            ),
+            'Explain': grpc.unary_unary_rpc_method_handler(
+                    servicer.Explain,
+                    request_deserializer=memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ExplainRequest.FromString,
+                    response_serializer=memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ExplainResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -351,6 +368,33 @@ class NodeControl:
             '/memorymanager.v1alpha1.NodeControl/ListPods',
             memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ListPodsRequest.SerializeToString,
             memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ListPodsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Explain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memorymanager.v1alpha1.NodeControl/Explain',
+            memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ExplainRequest.SerializeToString,
+            memorymanager_dot_server_dot_protos_dot_control_dot_control__pb2.ExplainResponse.FromString,
             options,
             channel_credentials,
             insecure,
