@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from state import CHECKPOINT_FILE_NAME
 from pathlib import Path
 from typing import Optional
 
@@ -26,13 +27,12 @@ from memorymanager.explain.model import Explanation
 from memorymanager.node.api import hint_provider
 from memorymanager.node.simulated_node import KubeletStartError, SimulatedNode
 
-STATE_FILE = "memory_manager_state"
 
 
 def kubelet_paths(root: str) -> tuple[Path, Path, Path]:
     """(sysfs root, default kubelet config, checkpoint file) under ROOT."""
     base = Path(root)
-    return base / "sys", base / "var" / "lib" / "kubelet" / "config.yaml", base / "var" / "lib" / "kubelet" / STATE_FILE
+    return base / "sys", base / "var" / "lib" / "kubelet" / "config.yaml", base / "var" / "lib" / "kubelet" / CHECKPOINT_FILE_NAME
 
 
 def checkpoint_pods(path: Path) -> list[Pod]:
@@ -68,7 +68,7 @@ def open_live_node(root: str, kubelet_config: Optional[str], state_dir: str) -> 
     pods: list[Pod] = []
     if checkpoint.is_file():
         pods = checkpoint_pods(checkpoint)
-        shutil.copyfile(checkpoint, os.path.join(state_dir, STATE_FILE))
+        shutil.copyfile(checkpoint, os.path.join(state_dir, CHECKPOINT_FILE_NAME))
     node = SimulatedNode(machine, config, state_dir)
     node.assume_running(pods)
     try:
