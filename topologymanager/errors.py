@@ -25,3 +25,12 @@ class NUMAInfoError(TopologyManagerError, ValueError):
 
 class HintProviderError(TopologyManagerError, TypeError):
     """A hint provider answered with something that is not a `ProviderHints` value."""
+
+
+class BoundedWorkError(TopologyManagerError, RuntimeError):
+    """kubelet's answer here needs more work than this project allows itself (bounded-work refusal).
+
+    Raised instead of a hang, a MemoryError or a guess: e.g. kubelet would enumerate 2^34
+    NUMA masks, and the exact shortcut (`topologymanager.family_merge`) cannot decide this
+    input within its work budget. The message says which question could not be answered.
+    """
