@@ -172,8 +172,9 @@ def _min_fitting_width(tables: list[list[int]], sizes: list[int], universe: int,
             total += v
             k += 1
         start = max(start, k)
+    threshold = ({1 << p: tuple(t[p] for t in tables) for p in range(n)}, tuple(sizes))
     for w in range(max(start, 1), n + 1):
-        if next(monotone_members(universe, w, 0, ok, budget), None) is not None:
+        if next(monotone_members(universe, w, 0, ok, budget, threshold=threshold), None) is not None:
             return w
     return n
 

@@ -61,9 +61,15 @@ from operator import add, sub
 from typing import Optional, Sequence
 
 from topologymanager.hint import TopologyHint
+from topologymanager.hint_family import HintFamily
 from topologymanager.merge import max_of_min_affinity_counts
 from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
+
+
+# Above this many NUMA nodes, or when a list is a hint family, `family_merge` answers instead
+# (the same answer: it walks kubelet's order instead of counting 2^n masks).
+FAST_MERGE_MAX_NODES = 20
 
 
 def fast_merge_hints(
@@ -76,6 +82,10 @@ def fast_merge_hints(
 
     Same signature and result as `reference_merge.reference_merge_hints`.
     """
+    if len(numa_info.nodes) > FAST_MERGE_MAX_NODES or any(isinstance(h, HintFamily) for h in hint_lists):
+        from topologymanager.family_merge import family_merge_hints  # 2^n counters would not fit
+
+        return family_merge_hints(numa_info, hint_lists, policy_name, prefer_closest)
     default = numa_info.default_affinity_mask()
     if any(len(hints) == 0 for hints in hint_lists):
         return TopologyHint(default, False)  # no combination at all

@@ -84,20 +84,49 @@ def lex_key(mask: int) -> tuple[int, ...]:
     return tuple(b.bit_length() for b in bits_of(mask))
 
 
+Threshold = tuple[dict[int, tuple[int, ...]], tuple[int, ...]]
+"""(weight vector by single-bit mask, needed sums): pred(m) implies that m's weights reach the
+needs in every dimension; monotone_members uses it to prune."""
+
+
 def monotone_members(
-    universe: int, k: int, base: int, pred: Callable[[int], bool], budget: WorkBudget, lex: bool = False
+    universe: int, k: int, base: int, pred: Callable[[int], bool], budget: WorkBudget, lex: bool = False,
+    threshold: Optional[Threshold] = None,
 ) -> Iterator[int]:
     """`base | c` for every k-subset c of `universe` with pred(base | c), pred monotone (supersets pass).
 
     Numeric order (default) or kubelet's lexicographic order (`lex`). A branch is cut as soon
-    as its choice plus every node still available fails pred: then no completion passes.
+    as its choice plus every node still available fails pred (then no completion passes), or,
+    with a `threshold`, when the choice plus the heaviest nodes still available, as many as
+    are left to choose, cannot reach a need in some dimension.
     """
     u = bits_of(universe & ~base)
     if k < 0 or k > len(u):
         return
+    weights, need = threshold if threshold is not None else ({}, ())
+    zero = (0,) * len(need)
+    wts = [weights.get(b, zero) for b in u]
+    base_sum = [0] * len(need)
+    for b in bits_of(base):
+        for d, w in enumerate(weights.get(b, zero)):
+            base_sum[d] += w
+
+    def hopeful(chosen_sum: list[int], left: int, lo: int, hi: int) -> bool:
+        """Whether chosen + the `left` heaviest of u[lo:hi] can reach every need."""
+        for d, n in enumerate(need):
+            have = chosen_sum[d]
+            if have >= n:
+                continue
+            if left == 0 or have + sum(heapq.nlargest(left, (wts[i][d] for i in range(lo, hi)))) < n:
+                return False
+        return True
+
+    def add(total: list[int], i: int) -> list[int]:
+        return [t + w for t, w in zip(total, wts[i])] if need else total
+
     if k == 0:
         budget.step()
-        if pred(base):
+        if hopeful(base_sum, 0, 0, 0) and pred(base):
             yield base
         return
     if lex:
@@ -105,33 +134,33 @@ def monotone_members(
         for i in range(len(u) - 1, -1, -1):
             above[i] = above[i + 1] | u[i]
 
-        def rec_lex(left: int, lo: int, chosen: int) -> Iterator[int]:
+        def rec_lex(left: int, lo: int, chosen: int, total: list[int]) -> Iterator[int]:
             for i in range(lo, len(u) - left + 1):
                 budget.step()
-                cand = chosen | u[i]
+                cand, ctotal = chosen | u[i], add(total, i)
                 if left == 1:
-                    if pred(cand):
+                    if hopeful(ctotal, 0, 0, 0) and pred(cand):
                         yield cand
-                elif pred(cand | above[i + 1]):
-                    yield from rec_lex(left - 1, i + 1, cand)
+                elif hopeful(ctotal, left - 1, i + 1, len(u)) and pred(cand | above[i + 1]):
+                    yield from rec_lex(left - 1, i + 1, cand, ctotal)
 
-        yield from rec_lex(k, 0, base)
+        yield from rec_lex(k, 0, base, base_sum)
         return
     below = [0]
     for b in u:
         below.append(below[-1] | b)
 
-    def rec(left: int, hi: int, chosen: int) -> Iterator[int]:
+    def rec(left: int, hi: int, chosen: int, total: list[int]) -> Iterator[int]:
         for i in range(left - 1, hi):
             budget.step()
-            cand = chosen | u[i]
+            cand, ctotal = chosen | u[i], add(total, i)
             if left == 1:
-                if pred(cand):
+                if hopeful(ctotal, 0, 0, 0) and pred(cand):
                     yield cand
-            elif pred(cand | below[i]):
-                yield from rec(left - 1, i, cand)
+            elif hopeful(ctotal, left - 1, 0, i) and pred(cand | below[i]):
+                yield from rec(left - 1, i, cand, ctotal)
 
-    yield from rec(k, len(u), base)
+    yield from rec(k, len(u), base, base_sum)
 
 
 class HintFamily:
@@ -156,6 +185,17 @@ class HintFamily:
         if self.capacity is None or mask & ~self.universe or mask.bit_count() < 2:
             return False
         return self._removable(self.universe & ~mask)
+
+    def up_threshold(self, bins: int = 1) -> Threshold:
+        """What a mask t of U must weigh so that U minus t can be split over `bins` members'
+        complements: totals - bins * capacity (for one bin: exactly the monotone part's rule)."""
+        cached = self.__dict__.setdefault("_thresholds", {})
+        if bins not in cached:
+            by_bit = {1 << node: w for node, w in self.weights.items()}
+            dims = len(self.capacity or ())
+            totals = [sum(w[d] for w in self.weights.values()) for d in range(dims)]
+            cached[bins] = (by_bit, tuple(t - bins * c for t, c in zip(totals, self.capacity or ())))
+        return cached[bins]
 
     def _removable(self, removed: int) -> bool:
         """Whether the weights of `removed` (nodes of U) fit in the capacity."""
@@ -206,7 +246,8 @@ class HintFamily:
         up: Iterator[int] = iter(())
         if self.capacity is not None and width >= 2 and containing & ~self.universe == 0:
             free = self.universe & within
-            up = monotone_members(free, width - containing.bit_count(), containing, self.up_ok, budget, lex)
+            up = monotone_members(free, width - containing.bit_count(), containing, self.up_ok, budget, lex,
+                                  self.up_threshold())
         seen = set(xs)
         merged = heapq.merge(xs, (m for m in up if m not in seen), key=lex_key if lex else None)
         return iter(merged)
