@@ -36,6 +36,11 @@ def reference_merge_hints(
     return best
 
 
+class ReferenceRefusal(BoundedWorkError):
+    """The reference merge will not write out a hint family this long (the runner reports the
+    scenario as skipped under `--merge reference`)."""
+
+
 # The reference lists a hint family (a large machine's memory hints) only up to this many hints.
 REFERENCE_MAX_FAMILY = 1 << 16
 
@@ -46,7 +51,7 @@ def _listed(hints: Sequence[TopologyHint]) -> Sequence[TopologyHint]:
         return hints
     listed = hints.as_list(REFERENCE_MAX_FAMILY)
     if listed is None:
-        raise BoundedWorkError(
+        raise ReferenceRefusal(
             f"kubelet would enumerate 2^{hints.nodes.bit_count()} NUMA masks here; the reference merge "
             f"(the literal cross product) lists at most {REFERENCE_MAX_FAMILY} hints of a provider and refuses"
         )

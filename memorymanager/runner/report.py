@@ -5,9 +5,9 @@ import json
 from typing import Any, TextIO
 
 from memorymanager.runner.expect import MISSING
-from memorymanager.runner.results import FAILED, INVALID, RunReport, ScenarioResult
+from memorymanager.runner.results import FAILED, INVALID, SKIPPED, RunReport, ScenarioResult
 
-LABELS = {"passed": "ok     ", FAILED: "FAIL   ", INVALID: "INVALID"}
+LABELS = {"passed": "ok     ", FAILED: "FAIL   ", INVALID: "INVALID", SKIPPED: "skipped"}
 
 
 def render_value(value: Any) -> str:
@@ -24,6 +24,9 @@ def scenario_lines(result: ScenarioResult) -> list[str]:
         return [f"{LABELS[INVALID]} {result.error}"]
     title = f"{LABELS[status]} {result.file}" + (f"  ({result.name})" if result.name else "")
     lines = [title]
+    skipped = next((s for s in result.steps if s.skipped is not None), None)
+    if skipped is not None:
+        lines.append(f"    {result.file}: steps[{skipped.index}] ({skipped.op}): skipped: {skipped.skipped}")
     for step in result.steps:
         for failure in step.failures:
             lines.append(f"    {result.file}: steps[{step.index}] ({step.op}): {failure.path}")
@@ -34,7 +37,8 @@ def scenario_lines(result: ScenarioResult) -> list[str]:
 
 def summary_line(report: RunReport) -> str:
     """`N passed, M failed, K invalid`."""
-    return f"{report.count('passed')} passed, {report.count(FAILED)} failed, {report.count(INVALID)} invalid"
+    line = f"{report.count('passed')} passed, {report.count(FAILED)} failed, {report.count(INVALID)} invalid"
+    return line + (f", {report.count(SKIPPED)} skipped" if report.count(SKIPPED) else "")
 
 
 def write_human(report: RunReport, out: TextIO) -> None:
