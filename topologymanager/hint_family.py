@@ -318,6 +318,8 @@ class HintFamily:
         return up + extra
 
     def __len__(self) -> int:
+        """count(); Python's len() cannot return more than sys.maxsize (2^63 - 1): call count() on
+        families that may be larger (64 nodes)."""
         return self.count()
 
     def __bool__(self) -> bool:
