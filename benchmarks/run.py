@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, hints, merge, server
+from benchmarks import admission, hints, large_numa, merge, server
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -23,6 +23,7 @@ TARGETS = {
     "B4": ">= 10,000 ops/s with the checkpoint off",
     "B5": "none set (PodResources List with 500 pods, one client)",
     "B6": "none set (control-service Admit round trips, one client)",
+    "B8": "< 1 s and < 200 MB per admission at 34 and 64 NUMA nodes (issue 14)",
 }
 
 
@@ -58,6 +59,7 @@ def main(argv=None) -> int:
     rows += admission.run_b4(1000 if args.quick else args.churn)
     rows += server.run_b5(20 if args.quick else 100)
     rows += server.run_b6(200 if args.quick else 2000)
+    rows += large_numa.run_b8(3 if args.quick else 5, with_before=not args.quick)
     print_table(rows)
     print()
     for bench, target in TARGETS.items():
