@@ -77,8 +77,8 @@ def family_hints(machine_state: NUMANodeMap, requested: dict[str, int], reusable
     """
     from memorymanager.hints import _hint_inputs  # the same readers and errors as the list path
 
-    budget = budget or WorkBudget(what="the memory manager's hints")
     numa_nodes = sorted(machine_state)
+    budget = budget or WorkBudget(what="the memory manager's hints", nodes=len(numa_nodes))
     inputs = _hint_inputs(machine_state, numa_nodes, requested, reusable)
     n = len(numa_nodes)
     real = [1 << i for i in numa_nodes]

@@ -77,7 +77,7 @@ def family_merge_hints(
 
     Same signature and result as `reference_merge.reference_merge_hints` (plus a budget).
     """
-    budget = budget or WorkBudget(what="the topology manager's hint merge")
+    budget = budget or WorkBudget(what="the topology manager's hint merge", nodes=len(numa_info.nodes))
     default = numa_info.default_affinity_mask()
     families = [h for h in hint_lists if isinstance(h, HintFamily)]
     explicit = [h for h in hint_lists if not isinstance(h, HintFamily)]

@@ -46,26 +46,28 @@ from topologymanager.errors import BoundedWorkError
 from topologymanager.hint import TopologyHint
 
 # Steps one top-level question (a merge, a default hint, a count) may take.
-DEFAULT_WORK_BUDGET = 400_000
+DEFAULT_WORK_BUDGET = 200_000
 
 
 class WorkBudget:
     """Counts search steps; raises BoundedWorkError once `limit` is passed."""
 
-    __slots__ = ("limit", "used", "what")
+    __slots__ = ("limit", "used", "what", "nodes")
 
-    def __init__(self, limit: int = DEFAULT_WORK_BUDGET, what: str = "the hint search"):
+    def __init__(self, limit: int = DEFAULT_WORK_BUDGET, what: str = "the hint search", nodes: int = 0):
         self.limit = limit
         self.used = 0
         self.what = what
+        self.nodes = nodes
 
     def step(self, n: int = 1) -> None:
         """Spend n steps."""
         self.used += n
         if self.used > self.limit:
+            masks = f"2^{self.nodes} NUMA masks" if self.nodes else "every NUMA mask"
             raise BoundedWorkError(
-                f"{self.what} needs more than {self.limit} search steps here; kubelet would enumerate "
-                f"every NUMA mask of this machine for it; refusing instead of guessing"
+                f"kubelet would enumerate {masks} here; {self.what} needs more than {self.limit} "
+                "search steps for the exact answer, so it refuses instead of guessing"
             )
 
 
@@ -237,7 +239,7 @@ class HintFamily:
     ) -> Iterator[int]:
         """Members with `width` nodes, containing `containing`, inside `within`: numeric order
         (or kubelet's lexicographic order with `lex`)."""
-        budget = budget or WorkBudget(what="listing hint family members")
+        budget = budget or WorkBudget(what="listing hint family members", nodes=self.nodes.bit_count())
         within &= self.nodes
         xs = sorted(
             (m for m in self.explicit if m.bit_count() == width and m & containing == containing and m & ~within == 0),
@@ -258,7 +260,7 @@ class HintFamily:
 
     def min_width(self, containing: int = 0, budget: Optional[WorkBudget] = None) -> Optional[int]:
         """The fewest nodes of a member containing `containing` (None: no such member)."""
-        budget = budget or WorkBudget(what="the narrowest hint family member")
+        budget = budget or WorkBudget(what="the narrowest hint family member", nodes=self.nodes.bit_count())
         best = min((m.bit_count() for m in self.explicit if m & containing == containing), default=None)
         if self.capacity is not None and containing & ~self.universe == 0 and self.up_ok(self.universe):
             start = max(2, containing.bit_count())
@@ -288,7 +290,7 @@ class HintFamily:
 
     def count(self, budget: Optional[WorkBudget] = None) -> int:
         """How many hints the family holds, counted over classes of nodes with equal weights."""
-        budget = budget or WorkBudget(what="counting hint family members")
+        budget = budget or WorkBudget(what="counting hint family members", nodes=self.nodes.bit_count())
         up = 0
         if self.capacity is not None:
             classes: dict[tuple[int, ...], int] = {}

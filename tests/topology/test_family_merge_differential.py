@@ -162,3 +162,17 @@ def test_sixty_four_nodes_merge_is_fast(policy):
     info = NUMAInfo(list(range(64)), {i: None for i in range(64)})
     best = fast_merge_hints(info, lists, policy, False)
     assert best == (TopologyHint(0b11, True) if policy != "single-numa-node" else TopologyHint((1 << 64) - 1, False))
+
+
+def test_prefer_closest_over_too_many_members_is_refused_cleanly():
+    """Boundary case 2 (README): the closest of C(64, 5) preferred masks would need listing them."""
+    from state.types import MemoryTable, NUMANodeState
+    from topologymanager.errors import BoundedWorkError
+
+    gib = 1 << 30
+    state = {i: NUMANodeState(0, {"memory": MemoryTable(9 * gib, gib, 8 * gib, 0, 8 * gib)}, [i]) for i in range(64)}
+    lists = list(calculate_hints(state, {"memory": 36 * gib}).values())
+    info = NUMAInfo(list(range(64)), {i: [10 if i == j else 20 for j in range(64)] for i in range(64)})
+    assert family_merge_hints(info, lists, "best-effort", False) == TopologyHint(0b11111, True)
+    with pytest.raises(BoundedWorkError, match=r"kubelet would enumerate 2\^64 NUMA masks here"):
+        family_merge_hints(info, lists, "best-effort", True)
