@@ -107,7 +107,7 @@ def build_merge_part(policy: Any, target: str, call: MergeCall) -> MergePart:
     provider_lists = [ProviderList(p, r, _hint_dicts(raw), _hint_dicts(kept))
                       for (p, r), raw, kept in zip(labels, lists, filtered)]
     large = len(numa_info.nodes) > MAX_LISTED_NODES or any(isinstance(h, HintFamily) for h in filtered)
-    combinations = 0 if large else math.prod(len(hints) for hints in filtered)
+    combinations = -1 if large else math.prod(len(hints) for hints in filtered)  # -1: too many to count
     default = numa_info.default_affinity_mask()
     key = fitter_key_for(numa_info, policy.name, prefer_closest)
     uses_distance = prefer_closest and not single
