@@ -174,9 +174,14 @@ def _min_fitting_width(tables: list[list[int]], sizes: list[int], universe: int,
         start = max(start, k)
     threshold = ({1 << p: tuple(t[p] for t in tables) for p in range(n)}, tuple(sizes))
     for w in range(max(start, 1), n + 1):
-        if next(monotone_members(universe, w, 0, ok, budget, threshold=threshold), None) is not None:
+        # the threshold is exactly `ok` (summed values reach the sizes), so no other check is needed
+        if next(monotone_members(universe, w, 0, _any, budget, threshold=threshold), None) is not None:
             return w
     return n
+
+
+def _any(mask: int) -> bool:
+    return True
 
 
 def _groups(inputs) -> list[int]:

@@ -235,11 +235,7 @@ class _FamilySearch:
         for b in bits_of(base):
             for d, w in enumerate(by_bit[b]):
                 base_total[d] += w
-        outside_total = [0] * dims
-        for b in bits_of(fam.universe & ~base):
-            for d, w in enumerate(by_bit[b]):
-                outside_total[d] += w
-        # U \ P_i for each bin: the bins hold (base \ t); each holds at most the capacity.
+        # the bins hold base minus t, each at most the capacity
         need = tuple(bt - r * c for bt, c in zip(base_total, fam.capacity))
         return by_bit, need
 
@@ -249,12 +245,15 @@ class _FamilySearch:
         size_u = fam.universe.bit_count()
         budget = self.budget
 
+        if r == 1:  # the threshold is exactly "the rest fits one capacity": only the width is left
+            return lambda t: (fam.universe & ~(base & ~t)).bit_count() >= 2
+
         def pred(t: int) -> bool:
             rest = base & ~t
             if t & ~fam.universe:
                 return False
-            if r == 1 or not rest:
-                return fam.up_ok(fam.universe & ~rest)
+            if not rest:
+                return fam.up_ok(fam.universe)
             items = sorted(bits_of(rest), key=lambda b: fam.weights[b.bit_length() - 1], reverse=True)
             return _pack(items, r, fam, size_u, budget)
 

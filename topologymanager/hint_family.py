@@ -54,8 +54,8 @@ class WorkBudget:
 
     __slots__ = ("limit", "used", "what", "nodes")
 
-    def __init__(self, limit: int = DEFAULT_WORK_BUDGET, what: str = "the hint search", nodes: int = 0):
-        self.limit = limit
+    def __init__(self, limit: Optional[int] = None, what: str = "the hint search", nodes: int = 0):
+        self.limit = DEFAULT_WORK_BUDGET if limit is None else limit
         self.used = 0
         self.what = what
         self.nodes = nodes
@@ -113,13 +113,30 @@ def monotone_members(
         for d, w in enumerate(weights.get(b, zero)):
             base_sum[d] += w
 
+    # top[d][i][k]: the sum of the k heaviest weights (dimension d) among u[0:i] (numeric order)
+    # or among u[i:] (lexicographic order): the bound of a branch in O(1) per dimension.
+    top: list[list[list[int]]] = []
+    for d in range(len(need)):
+        rows = []
+        for i in range(len(u) + 1):
+            part = wts[i:] if lex else wts[:i]
+            acc = [0]
+            for w in sorted((x[d] for x in part), reverse=True):
+                acc.append(acc[-1] + w)
+            rows.append(acc)
+        top.append(rows)
+
     def hopeful(chosen_sum: list[int], left: int, lo: int, hi: int) -> bool:
-        """Whether chosen + the `left` heaviest of u[lo:hi] can reach every need."""
+        """Whether chosen + the `left` heaviest of u[lo:hi] (a prefix or a suffix of u) can reach every need."""
+        edge = lo if lex else hi
         for d, n in enumerate(need):
             have = chosen_sum[d]
             if have >= n:
                 continue
-            if left == 0 or have + sum(heapq.nlargest(left, (wts[i][d] for i in range(lo, hi)))) < n:
+            if left == 0:
+                return False
+            acc = top[d][edge]
+            if have + acc[min(left, len(acc) - 1)] < n:
                 return False
         return True
 
@@ -163,6 +180,10 @@ def monotone_members(
                 yield from rec(left - 1, i, cand, ctotal)
 
     yield from rec(k, len(u), base, base_sum)
+
+
+def _two_or_more(mask: int) -> bool:
+    return mask.bit_count() >= 2
 
 
 class HintFamily:
@@ -248,7 +269,8 @@ class HintFamily:
         up: Iterator[int] = iter(())
         if self.capacity is not None and width >= 2 and containing & ~self.universe == 0:
             free = self.universe & within
-            up = monotone_members(free, width - containing.bit_count(), containing, self.up_ok, budget, lex,
+            # the threshold is exactly up_ok's rule on masks of U, so pred only checks the width
+            up = monotone_members(free, width - containing.bit_count(), containing, _two_or_more, budget, lex,
                                   self.up_threshold())
         seen = set(xs)
         merged = heapq.merge(xs, (m for m in up if m not in seen), key=lex_key if lex else None)
@@ -332,6 +354,18 @@ class HintFamily:
         for w in range(1, self.nodes.bit_count() + 1):
             for m in self.members_of_width(w, lex=True, budget=WorkBudget(1 << 62)):
                 yield TopologyHint(m, w == self.preferred_width)
+
+    relist: Optional[Callable[[], list[TopologyHint]]] = None
+
+    def kubelet_list(self) -> list[TopologyHint]:
+        """The hints as the enumerating code lists them, where that code finishes (the provider
+        sets `relist`); else BoundedWorkError. The fallback when a search runs out of budget."""
+        if self.relist is None:
+            raise BoundedWorkError(
+                f"kubelet would enumerate 2^{self.nodes.bit_count()} NUMA masks here; the hint family's search "
+                "ran out of budget and this machine is too large to list them"
+            )
+        return self.relist()
 
     def as_list(self, limit: int) -> Optional[list[TopologyHint]]:
         """The hints as a list when there are at most `limit` of them, else None."""

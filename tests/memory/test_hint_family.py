@@ -12,6 +12,7 @@ import copy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import memorymanager.hints as hints_module
 from memorymanager.hint_family import family_hints
 from memorymanager.hints import calculate_hints, extension_hint, find_best_hint
 from memorymanager.reference_hints import reference_calculate_hints
@@ -132,11 +133,17 @@ def test_large_machine_answers_without_listing():
     assert family.count() == sum(__import__("math").comb(64, k) for k in range(13, 65))
 
 
-def test_negative_amounts_are_refused():
-    state = {i: NUMANodeState(0, {MEM: MemoryTable(5, 1, 4, 0, 4 if i else -1)}, [i]) for i in range(20)}
+def test_negative_amounts_are_refused_above_24_nodes():
+    """Boundary case 1: the family refuses; up to 24 nodes the enumerating path answers instead."""
+    def state(n):
+        return {i: NUMANodeState(0, {MEM: MemoryTable(5, 1, 4, 0, 4 if i else -1)}, [i]) for i in range(n)}
+
     try:
-        calculate_hints(state, {MEM: 6})
+        calculate_hints(state(25), {MEM: 6})
     except BoundedWorkError as exc:
-        assert "2^20 NUMA masks" in str(exc)
+        assert "2^25 NUMA masks" in str(exc)
     else:
         raise AssertionError("expected BoundedWorkError")
+    small = state(17)
+    assert calculate_hints(small, {MEM: 6}) == hints_module._listed_hints(copy.deepcopy(small), list(range(17)),
+                                                                         {MEM: 6}, no_reuse)

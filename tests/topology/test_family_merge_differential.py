@@ -176,3 +176,25 @@ def test_prefer_closest_over_too_many_members_is_refused_cleanly():
     assert family_merge_hints(info, lists, "best-effort", False) == TopologyHint(0b11111, True)
     with pytest.raises(BoundedWorkError, match=r"kubelet would enumerate 2\^64 NUMA masks here"):
         family_merge_hints(info, lists, "best-effort", True)
+
+
+def test_where_the_search_refuses_today_s_code_answers_up_to_24_nodes(monkeypatch):
+    """With a tiny work budget every family query refuses; on 17 nodes the enumerating paths
+    (which finish there) answer instead: the same admissions as today's code, and as the family."""
+    import topologymanager.hint_family as family_module
+
+    machine = synthetic_machine(17, 4 * GI, hugepages_2mi=256)
+    kubelet = {"memoryManagerPolicy": "Static", "topologyManagerPolicy": "best-effort",
+               "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}],
+               "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "17"}}
+    manifests = [_pod("a", [(6000, 0)]), _pod("b", [(3000, 300)]), _pod("c", [(9000, 100)])]
+    hints = {"cpu": [TopologyHint(1 << i, True) for i in range(17)]}
+    def run(patches):
+        with monkeypatch.context() as patch:
+            for module, name, value in patches:
+                patch.setattr(module, name, value)
+            node = Node(machine, kubelet)
+            return [node.admit(p, {"c0": hints}) for p in manifests], node.machine_state()
+    today = run([(hints_module, "FAMILY_MIN_NODES", 65), (fast_merge_module, "FAST_MERGE_MAX_NODES", 65)])
+    assert run([(family_module, "DEFAULT_WORK_BUDGET", 3)]) == today
+    assert run([]) == today
