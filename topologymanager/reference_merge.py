@@ -46,10 +46,13 @@ REFERENCE_MAX_FAMILY = 1 << 16
 
 
 def _listed(hints: Sequence[TopologyHint]) -> Sequence[TopologyHint]:
-    """A hint family written out as kubelet's list, or a clean refusal when it is too long."""
+    """A hint family written out as kubelet's list (short ones by the family, up to 24 nodes by the
+    enumerating code), or a clean refusal when it is too long to write out."""
     if not isinstance(hints, HintFamily):
         return hints
     listed = hints.as_list(REFERENCE_MAX_FAMILY)
+    if listed is None and hints.relist is not None:
+        listed = hints.kubelet_list()  # up to 24 nodes: today's enumerating lists, as before families
     if listed is None:
         raise ReferenceRefusal(
             f"kubelet would enumerate 2^{hints.nodes.bit_count()} NUMA masks here; the reference merge "

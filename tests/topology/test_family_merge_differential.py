@@ -198,3 +198,22 @@ def test_where_the_search_refuses_today_s_code_answers_up_to_24_nodes(monkeypatc
     today = run([(hints_module, "FAMILY_MIN_NODES", 65), (fast_merge_module, "FAST_MERGE_MAX_NODES", 65)])
     assert run([(family_module, "DEFAULT_WORK_BUDGET", 3)]) == today
     assert run([]) == today
+
+
+def test_the_reference_merge_lists_families_up_to_24_nodes_and_refuses_above():
+    from state.types import MemoryTable, NUMANodeState
+    from topologymanager.reference_merge import ReferenceRefusal
+
+    gib = 1 << 30
+
+    def lists(n):
+        state = {i: NUMANodeState(0, {"memory": MemoryTable(9 * gib, gib, 8 * gib, 0, 8 * gib)}, [i]) for i in range(n)}
+        return list(calculate_hints(state, {"memory": 12 * gib}).values())
+
+    cpu = [TopologyHint(1 << 3, True), TopologyHint(0b1000_0001, False)]
+    info = NUMAInfo(list(range(17)), {i: None for i in range(17)})
+    want = reference_merge_hints(info, [cpu] + lists(17), "best-effort", False)
+    assert want == fast_merge_hints(info, [cpu] + lists(17), "best-effort", False) == TopologyHint(0b1000_0001, False)
+    info = NUMAInfo(list(range(25)), {i: None for i in range(25)})
+    with pytest.raises(ReferenceRefusal, match=r"2\^25 NUMA masks"):
+        reference_merge_hints(info, lists(25), "best-effort", False)
