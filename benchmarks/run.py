@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, fleet, hints, merge, server, startup
+from benchmarks import admission, fleet, hints, large_numa, merge, server, startup
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -24,6 +24,7 @@ TARGETS = {
     "B5": "none set (PodResources List with 500 pods, one client)",
     "B6": "none set (control-service Admit round trips, one client)",
     "B7": "figures only: fleet replay events/s, local 1 and 2 workers, dask 2 workers, and peak memory",
+    "B8": "< 1 s and < 200 MB per admission at 34 and 64 NUMA nodes (issue 14)",
     "B9": "run on 4 x 255 injected hints within 100 ms of a trivial scenario",
     "B10": "< 150 ms to start (--version, or one trivial scenario)",
 }
@@ -62,6 +63,7 @@ def main(argv=None) -> int:
     rows += admission.run_b4(1000 if args.quick else args.churn)
     rows += server.run_b5(20 if args.quick else 100)
     rows += server.run_b6(200 if args.quick else 2000)
+    rows += large_numa.run_b8(3 if args.quick else 5, with_before=not args.quick)
     if not args.no_fleet:
         rows += fleet.run(quick=args.quick)
     rows += startup.run(5 if args.quick else args.repeats)

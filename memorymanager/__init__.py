@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 _EXPORTS = {
     "Admission": "memorymanager.node.api",
     "Block": "state.types",
+    "BoundedWorkError": "topologymanager.errors",
     "Error": "kubeinputs.errors",
     "InputError": "kubeinputs.errors",
     "KubeletStartError": "memorymanager.node.simulated_node",

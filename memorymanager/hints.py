@@ -15,10 +15,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Optional, Sequence, Union
 
-from state.types import MEMORY, Block, NUMANodeMap, NUMANodeState
+from state.types import MEMORY, Block, NUMANodeMap, NUMANodeState, clone_machine_state
 from topologymanager import bitmask
+from topologymanager.errors import BoundedWorkError
 from topologymanager.hint import TopologyHint
+from topologymanager.hint_family import HintFamily
 
+from memorymanager.hint_family import FAMILY_MIN_NODES, family_hints
 from memorymanager.machine_state import are_groups_equal, memory_table, node_state
 from memorymanager.reference_hints import reference_calculate_hints
 from memorymanager.reusable_memory import ReusableLookup, no_reuse
@@ -74,6 +77,9 @@ def calculate_hints(
     Same result, errors and side effects as `reference_calculate_hints`, faster: per-mask
     sums are subset sums built by doubling (sum[mask] = sum[mask without its highest
     node] + value[that node]) and the checks run as list comprehensions over all masks.
+    From FAMILY_MIN_NODES NUMA nodes on, every resource's list is one
+    `hint_family.MemoryHintFamily` (the same hints, searched instead of listed).
+
     Cost: O(2^n * r) for n NUMA nodes and r requested resources, plus O(2^n * g) for g
     nodes holding memory when some of them are in multi-NUMA groups (or when re-usable
     memory is looked up); the reference loop is O(2^n * n * r).
@@ -81,6 +87,44 @@ def calculate_hints(
     numa_nodes = sorted(machine_state)
     if not _has_fast_path(numa_nodes, requested):
         return reference_calculate_hints(machine_state, requested, reusable)  # the edge cases, as kubelet does them
+    if len(numa_nodes) >= FAMILY_MIN_NODES:
+        return _family_or_listed(machine_state, numa_nodes, requested, reusable)
+    return _listed_hints(machine_state, numa_nodes, requested, reusable)
+
+
+# Up to this many NUMA nodes today's enumerating code finishes (27 s at 24 in issue 14's
+# measurement): where the family search would refuse (BoundedWorkError), it answers instead.
+LISTED_FALLBACK_MAX_NODES = 24
+
+
+def _family_or_listed(machine_state: NUMANodeMap, numa_nodes: list[int], requested: dict[str, int],
+                      reusable: ReusableLookup) -> Hints:
+    """The hints as a family (hint_family.py); each family can give back the enumerating path's
+    lists (`kubelet_list`) on machines where that path finishes, from a copy of this state."""
+    try:
+        hints = family_hints(machine_state, requested, reusable)
+    except BoundedWorkError:
+        if len(numa_nodes) > LISTED_FALLBACK_MAX_NODES:
+            raise
+        return _listed_hints(machine_state, numa_nodes, requested, reusable)
+    if hints and len(numa_nodes) <= LISTED_FALLBACK_MAX_NODES:
+        snapshot = clone_machine_state(machine_state)
+        requested = dict(requested)
+        listed: dict[str, Hints] = {}
+
+        def relist() -> list[TopologyHint]:
+            if "hints" not in listed:
+                listed["hints"] = _listed_hints(clone_machine_state(snapshot), numa_nodes, requested, reusable)
+            return listed["hints"][next(iter(requested))]
+
+        for family in {id(f): f for f in hints.values()}.values():
+            family.relist = relist
+    return hints
+
+
+def _listed_hints(machine_state: NUMANodeMap, numa_nodes: list[int], requested: dict[str, int],
+                  reusable: ReusableLookup) -> Hints:
+    """Today's enumerating path: every mask, by subset sums (the body of calculate_hints)."""
     inputs = _hint_inputs(machine_state, numa_nodes, requested, reusable)
     order = _mask_order(len(numa_nodes))
     fits_allocatable = _covers(inputs.allocatable, inputs.sizes)
@@ -359,7 +403,27 @@ def find_best_hint(hints: list[TopologyHint]) -> TopologyHint:
 
 def default_memory_hint(hints: Hints) -> TopologyHint:
     """The best `memory` hint (kubelet checks only regular memory: all types share masks)."""
-    return find_best_hint(hints.get(MEMORY, []))
+    memory_hints = hints.get(MEMORY, [])
+    if isinstance(memory_hints, HintFamily):
+        try:
+            return memory_hints.best_hint() or TopologyHint()
+        except BoundedWorkError:
+            memory_hints = memory_hints.kubelet_list()  # raises again where today's code does not finish
+    return find_best_hint(memory_hints)
+
+
+def extension_hint(hints: Hints, current: list[int]) -> Optional[TopologyHint]:
+    """find_best_hint over the `memory` hints whose nodes include all of `current` (None if none)."""
+    memory_hints = hints.get(MEMORY, [])
+    if isinstance(memory_hints, HintFamily):
+        try:
+            return memory_hints.best_hint(containing=bitmask.new_bitmask(*current))
+        except BoundedWorkError:
+            memory_hints = memory_hints.kubelet_list()  # raises again where today's code does not finish
+    candidates = [h for h in memory_hints if is_hint_in_group(current, bitmask.get_bits(h.numa_node_affinity))]
+    if not candidates:
+        return None
+    return find_best_hint(candidates)
 
 
 def is_affinity_satisfy_request(machine_state: NUMANodeMap, mask: int, requested: dict[str, int]) -> bool:

@@ -20,10 +20,9 @@ from topologymanager.hint_provider import ProviderHints
 from memorymanager.hints import (
     calculate_hints,
     default_memory_hint,
-    find_best_hint,
+    extension_hint,
     is_affinity_satisfy_request,
     is_affinity_violating_numa_allocations,
-    is_hint_in_group,
     numa_affinities_equal,
     regenerate_hints,
 )
@@ -243,12 +242,9 @@ class StaticPolicy:
         if not is_affinity_satisfy_request(machine_state, best.numa_node_affinity, requested):
             current = bitmask.get_bits(best.numa_node_affinity)
             hints = calculate_hints(machine_state, requested, lookup)
-            candidates = [
-                h for h in hints.get(MEMORY, []) if is_hint_in_group(current, bitmask.get_bits(h.numa_node_affinity))
-            ]
-            if not candidates:
+            extended = extension_hint(hints, current)
+            if extended is None:
                 raise MemoryManagerError(ERR_EXTEND)
-            extended = find_best_hint(candidates)
             if not extended.preferred and best.preferred:
                 raise MemoryManagerError(ERR_EXTENDED_PREFERRED)
             best = extended

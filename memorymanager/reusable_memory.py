@@ -37,6 +37,24 @@ def _mask_key(numa_affinity) -> str:
     return bitmask.bitmask_string(mask)
 
 
+class PodReuse:
+    """One pod's (mask, resource) -> bytes look-up; `masks()` lists the masks it may be non-zero on
+    (what `memorymanager.hint_family` needs to keep such masks as explicit members)."""
+
+    __slots__ = ("memory", "pod_uid")
+
+    def __init__(self, memory: "ReusableMemory", pod_uid: str):
+        self.memory = memory
+        self.pod_uid = pod_uid
+
+    def __call__(self, mask: int, resource: str) -> int:
+        return self.memory.get(self.pod_uid, mask, resource)
+
+    def masks(self) -> list[int]:
+        """Every mask with a re-usable entry for this pod (keys are kubelet's binary mask strings)."""
+        return [int(key, 2) for key in self.memory.by_pod.get(self.pod_uid, {}) if key]
+
+
 class ReusableMemory:
     """The static policy's re-usable init-container memory bookkeeping."""
 
@@ -57,7 +75,7 @@ class ReusableMemory:
         """
         if not self.by_pod.get(pod_uid):
             return no_reuse
-        return lambda mask, resource: self.get(pod_uid, mask, resource)
+        return PodReuse(self, pod_uid)
 
     def update(self, pod: Any, container: Any, blocks: Iterable[Block]) -> None:
         """Record a container's blocks: forget other pods; a regular init container raises the

@@ -6,6 +6,8 @@ logs or returns.
 """
 from __future__ import annotations
 
+from kubeinputs.errors import Error
+
 
 class TopologyManagerError(Exception):
     """An error kubelet's topology manager reports (e.g. from NewManager); str(e) is kubelet's text."""
@@ -25,3 +27,12 @@ class NUMAInfoError(TopologyManagerError, ValueError):
 
 class HintProviderError(TopologyManagerError, TypeError):
     """A hint provider answered with something that is not a `ProviderHints` value."""
+
+
+class BoundedWorkError(TopologyManagerError, Error, RuntimeError):
+    """kubelet's answer here needs more work than this project allows itself (bounded-work refusal).
+
+    Raised instead of a hang, a MemoryError or a guess: e.g. kubelet would enumerate 2^34
+    NUMA masks, and the exact shortcut (`topologymanager.family_merge`) cannot decide this
+    input within its work budget. The message says which question could not be answered.
+    """

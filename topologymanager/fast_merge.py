@@ -60,10 +60,20 @@ from __future__ import annotations
 from operator import add, sub
 from typing import Optional, Sequence
 
+from topologymanager.errors import BoundedWorkError
 from topologymanager.hint import TopologyHint
+from topologymanager.hint_family import HintFamily
 from topologymanager.merge import max_of_min_affinity_counts
 from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
+
+
+# Above this many NUMA nodes, or when a list is a hint family, `family_merge` answers instead
+# (the same answer: it walks kubelet's order instead of counting 2^n masks).
+FAST_MERGE_MAX_NODES = 20
+# ... but where the family merge refuses (BoundedWorkError), the counting merge below answers on
+# machines up to this size (it finishes there: 2^24 counters per list).
+COUNTING_FALLBACK_MAX_NODES = 24
 
 
 def fast_merge_hints(
@@ -76,6 +86,16 @@ def fast_merge_hints(
 
     Same signature and result as `reference_merge.reference_merge_hints`.
     """
+    if len(numa_info.nodes) > FAST_MERGE_MAX_NODES or any(isinstance(h, HintFamily) for h in hint_lists):
+        from topologymanager.family_merge import family_merge_hints  # 2^n counters would not fit
+
+        try:
+            return family_merge_hints(numa_info, hint_lists, policy_name, prefer_closest)
+        except BoundedWorkError:
+            if len(numa_info.nodes) > COUNTING_FALLBACK_MAX_NODES:
+                raise
+            # where the counting merge finishes, it answers instead (same answer, slower)
+            hint_lists = [h.kubelet_list() if isinstance(h, HintFamily) else h for h in hint_lists]
     default = numa_info.default_affinity_mask()
     if any(len(hints) == 0 for hints in hint_lists):
         return TopologyHint(default, False)  # no combination at all

@@ -24,6 +24,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 from topologymanager.errors import HintProviderError
 from topologymanager.hint import TopologyHint
+from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
@@ -51,6 +52,9 @@ def filter_providers_hints(providers_hints: Sequence[ProviderHints]) -> list[lis
             result.append([NO_PREFERENCE])
             continue
         for resource, resource_hints in hints.items():
+            if isinstance(resource_hints, HintFamily):
+                result.append(resource_hints if resource_hints else [NO_POSSIBLE_AFFINITY])  # a family: kept whole
+                continue
             if resource_hints is not None and not isinstance(resource_hints, (list, tuple)):
                 raise HintProviderError(
                     f"hint provider {index}, resource {resource!r}: expected a list of TopologyHint, "
@@ -96,6 +100,9 @@ def max_of_min_affinity_counts(hint_lists: Sequence[Sequence[TopologyHint]]) -> 
     Cost: O(total hints)."""
     result = 0
     for hints in hint_lists:
+        if isinstance(hints, HintFamily):
+            result = max(result, hints.min_width() or 0)
+            continue
         fewest = min((h.numa_node_affinity.bit_count() for h in hints if h.numa_node_affinity is not None), default=0)
         result = max(result, fewest)
     return result

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from topologymanager.hint import TopologyHint
+from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.fast_merge import fast_merge_hints
 from topologymanager.merge import MergeFn, filter_providers_hints
@@ -24,7 +25,7 @@ def filter_single_numa_hints(hint_lists: Sequence[Sequence[TopologyHint]]) -> li
     A list can become empty (its resource then has no acceptable placement).
     """
     return [
-        [
+        hints.preferred_singles() if isinstance(hints, HintFamily) else [
             h
             for h in hints
             if h.preferred and (h.numa_node_affinity is None or h.numa_node_affinity.bit_count() == 1)

@@ -2,6 +2,7 @@
 candidate mask was judged on (`reference_hints.check_mask`, the body of calculateHints' loop)."""
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any, Optional
 
 from kubeinputs.pod import Pod
@@ -18,6 +19,7 @@ from memorymanager.reference_hints import (
     check_mask,
     preferred_width,
 )
+from memorymanager.hint_family import family_hints
 from memorymanager.hints import regenerate_hints
 from memorymanager.node.simulated_node import SimulatedNode
 from memorymanager.policy import MemoryManagerError
@@ -29,6 +31,7 @@ from memorymanager.requests import (
 )
 from state.types import NUMANodeMap, clone_machine_state
 from topologymanager import bitmask
+from topologymanager.hint_family import HintFamily
 
 FULL_TABLE_NODES = 4
 MAX_PREFERRED_ROWS = 32
@@ -40,7 +43,14 @@ def _hints_obj(hints: Any) -> Optional[dict]:
     """A provider's hint map as JSON-ready dicts (None stays None: no preference)."""
     if hints is None:
         return None
-    return {r: (None if l is None else [hint_to_obj(h) for h in l]) for r, l in hints.items()}
+    return {r: (None if l is None else [hint_to_obj(h) for h in (islice(l, FAMILY_HINTS_SHOWN)
+                                                                 if isinstance(l, HintFamily) else l)])
+            for r, l in hints.items()}
+
+
+# Machines with more NUMA nodes than this get no mask table (too many masks to list).
+MAX_LISTED_NODES = 16
+FAMILY_HINTS_SHOWN = 12
 
 
 def _requested_for(policy: StaticPolicy, pod: Pod, call: HintCall) -> dict[str, int]:
@@ -149,6 +159,9 @@ def _mask_table(part: HintsPart, call: HintCall, requested: dict[str, int]) -> N
     machine_state = clone_machine_state(call.machine_state)
     lookup = call.reusable.lookup(call.pod_uid)
     nodes = sorted(machine_state)
+    if len(nodes) > MAX_LISTED_NODES:
+        _family_note(part, call, machine_state, requested, lookup, len(nodes))
+        return
     try:
         checks = [check_mask(machine_state, m, requested, lookup) for m in bitmask.iterate_bit_masks(nodes)]
     except Exception as exc:  # calculateHints itself failed the same way
@@ -177,6 +190,32 @@ def _mask_table(part: HintsPart, call: HintCall, requested: dict[str, int]) -> N
                 check.passes, check.passes and bitmask.count(check.mask) == width, text))
         else:
             part.omitted[kind] = part.omitted.get(kind, 0) + 1
+
+
+def _family_note(part: HintsPart, call: HintCall, machine_state: NUMANodeMap, requested: dict[str, int],
+                 lookup: Any, n: int) -> None:
+    """A large machine: too many masks to list; the family recomputed and compared with the result."""
+    part.total_masks = (1 << n) - 1
+    try:
+        again = family_hints(machine_state, requested, lookup)
+    except Exception as exc:  # calculateHints itself failed the same way
+        part.note = f"the hints cannot be calculated: {exc}"
+        return
+    family = next(iter(again.values()), None)
+    returned = next(iter((call.result or {}).values()), None)
+    part.preferred_width = family.preferred_width if family is not None else None
+    same = (family is None and returned is None) or (
+        isinstance(returned, HintFamily) and family is not None
+        and (family.explicit, family.universe, family.capacity, family.preferred_width)
+        == (returned.explicit, returned.universe, returned.capacity, returned.preferred_width))
+    part.consistent = same
+    if family is None:
+        part.note = "no mask can hold the request: an empty hint map (kubelet's merge reads it as no preference)"
+        return
+    best = family.best_hint()
+    part.note = (f"too many masks to list ({n} NUMA nodes, 2^{n} - 1 masks): the hints are a family; preferred "
+                 f"are those of {family.preferred_width} node(s); the best is {fmt_nodes(bitmask.get_bits(best.numa_node_affinity))}"
+                 f"; the first {FAMILY_HINTS_SHOWN} in kubelet's order are shown")
 
 
 def _rows_that_matter(checks: list[MaskCheck], width: int, n: int) -> set[int]:

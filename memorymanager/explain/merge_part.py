@@ -4,6 +4,7 @@ fitness keys), with the rule that decided and the nearest rivals."""
 from __future__ import annotations
 
 import math
+from itertools import islice
 from typing import Any, Sequence
 
 from memorymanager.node.render import hint_to_obj
@@ -16,7 +17,9 @@ from topologymanager.fast_merge import (
     preferred_candidates,
     produced_masks,
 )
+from topologymanager.family_merge import family_merge_hints
 from topologymanager.hint import TopologyHint
+from topologymanager.hint_family import HintFamily
 from topologymanager.merge import filter_providers_hints, max_of_min_affinity_counts
 from topologymanager.policy import POLICY_NONE, POLICY_SINGLE_NUMA_NODE
 from topologymanager.policy_single_numa_node import filter_single_numa_hints
@@ -39,8 +42,32 @@ def _list_labels(providers_hints: list) -> list[tuple[str, str]]:
 
 
 def _hint_dicts(hints: Sequence[TopologyHint]) -> list[dict]:
-    """Hints as JSON-ready dicts."""
+    """Hints as JSON-ready dicts (a hint family: its first hints only, too many masks to list)."""
+    if isinstance(hints, HintFamily):
+        return [hint_to_obj(h) for h in islice(hints, FAMILY_HINTS_SHOWN)]
     return [hint_to_obj(h) for h in hints]
+
+
+# Machines with more NUMA nodes than this are explained without listing masks.
+MAX_LISTED_NODES = 16
+FAMILY_HINTS_SHOWN = 12
+
+
+def _large_merge_part(part: MergePart, policy: Any, filtered: list, call: MergeCall, single: bool) -> MergePart:
+    """A merge on a large machine: too many masks to list; the result recomputed by the family merge."""
+    result = family_merge_hints(policy.numa_info, filtered, policy.name, bool(policy.opts.prefer_closest_numa))
+    default = policy.numa_info.default_affinity_mask()
+    part.path = "preferred" if result.preferred else "non-preferred"
+    part.rule = (f"too many masks to list ({len(policy.numa_info.nodes)} NUMA nodes): the family merge walked "
+                 "kubelet's comparison order (preferred masks first, then BestNonPreferredAffinityCount)")
+    if single and result.numa_node_affinity == default:
+        result = TopologyHint(None, result.preferred)
+    part.winner = hint_to_obj(result)
+    part.consistent = result == call.best
+    part.admit = call.admit
+    admit = policy.can_admit_pod_result(call.best)
+    part.admit_rule = f"{policy.name}: {'admit' if admit else 'reject'}"
+    return part
 
 
 def _key_rule(winner: tuple, rival: tuple, uses_distance: bool) -> str:
@@ -79,15 +106,18 @@ def build_merge_part(policy: Any, target: str, call: MergeCall) -> MergePart:
     filtered = filter_single_numa_hints(lists) if single else lists
     provider_lists = [ProviderList(p, r, _hint_dicts(raw), _hint_dicts(kept))
                       for (p, r), raw, kept in zip(labels, lists, filtered)]
-    combinations = math.prod(len(hints) for hints in filtered)
+    large = len(numa_info.nodes) > MAX_LISTED_NODES or any(isinstance(h, HintFamily) for h in filtered)
+    combinations = -1 if large else math.prod(len(hints) for hints in filtered)  # -1: too many to count
     default = numa_info.default_affinity_mask()
     key = fitter_key_for(numa_info, policy.name, prefer_closest)
     uses_distance = prefer_closest and not single
     part = MergePart(target, policy.name, prefer_closest, provider_lists, combinations, "", None, 0, 0, {}, "")
     if single:
-        dropped = sum(len(a) - len(b) for a, b in zip(lists, filtered))
+        dropped = 0 if large else sum(len(a) - len(b) for a, b in zip(lists, filtered))
         part.single_numa_note = ("single-numa-node keeps only preferred hints on one node (or any node)"
                                  + (f": {dropped} hint(s) dropped" if dropped else ""))
+    if large:
+        return _large_merge_part(part, policy, filtered, call, single)
     if any(len(hints) == 0 for hints in filtered):
         empty = [f"{pl.provider} {pl.resource}" for pl, hints in zip(provider_lists, filtered) if not hints]
         result = TopologyHint(default, False)

@@ -9,6 +9,7 @@ from typing import Any, Optional, Sequence
 from memorymanager.node.simulated_node import POD_SCOPE
 from memorymanager.reusable_memory import ReusableMemory
 from state.types import NUMANodeMap
+from topologymanager.hint_family import HintFamily
 from topologymanager.hint import TopologyHint
 
 @dataclass
@@ -126,8 +127,9 @@ class PolicyTap:
 
     def merge(self, providers_hints: Sequence[Any]) -> tuple[TopologyHint, bool]:
         """The policy's merge (recorded, with a copy of the hints it was given)."""
-        given = [None if h is None else {r: (None if l is None else list(l)) for r, l in h.items()}
-                 for h in providers_hints]
+        given = [None if h is None else {r: (None if l is None else l if isinstance(l, HintFamily) else list(l))
+                                         for r, l in h.items()}
+                 for h in providers_hints]  # a hint family is read-only: shared, never listed
         best, admit = self.inner.merge(providers_hints)
         self.calls.append(MergeCall(given, best, admit))
         return best, admit

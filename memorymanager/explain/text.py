@@ -110,7 +110,9 @@ def _merge_lines(part: MergePart, s: _Style) -> list[str]:
     """Part 3 for one merge: the lists, the result and its rule, the rivals, the admit rule."""
     if part.path == "policy-none":
         return _clip(f"{part.target}: {part.rule}", 3)
-    lines = [f"   {part.target}: {len(part.lists)} list(s), {part.combinations:,} combination(s) kubelet would walk"
+    walk = (f"{part.combinations:,} combination(s)" if part.combinations >= 0
+            else "too many combinations to count (hint families)")
+    lines = [f"   {part.target}: {len(part.lists)} list(s), {walk} kubelet would walk"
              + (", prefer-closest-numa-nodes" if part.prefer_closest else "")]
     for pl in part.lists:
         shown = _hint_list(pl.filtered)

@@ -30,6 +30,7 @@ from state.state_mem import MemoryState
 from state.types import Block, MemoryTable, NUMANodeState, clone_machine_state
 from topologymanager.bitmask import MAX_BITS
 from topologymanager.hint import TopologyHint
+from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import MERGE_FUNCTIONS
 
@@ -42,7 +43,7 @@ ResourceHintsInput = Mapping[str, Optional[Sequence[HintInput]]]
 HintsInput = Union[Mapping[str, Optional[ResourceHintsInput]], ResourceHintsInput, None]
 
 # The types callers get back.
-HintMap = Optional[dict[str, Optional[list[TopologyHint]]]]
+HintMap = Optional[dict[str, Optional[Union[list[TopologyHint], HintFamily]]]]
 BytesByNode = dict[int, dict[str, int]]
 
 
@@ -399,10 +400,12 @@ def _by_node(machine_state: Mapping[int, NUMANodeState], pick: Callable[[MemoryT
 
 
 def _copy_hint_map(hints: ProviderHints) -> HintMap:
-    """A caller's own copy of a provider's hint map."""
+    """A caller's own copy of a provider's hint map; a hint family (17+ NUMA nodes) is handed over
+    as it is (read-only and lazy: len, iteration in kubelet's order, `in`, best_hint)."""
     if hints is None:
         return None
-    return {res: (None if lst is None else list(lst)) for res, lst in hints.items()}
+    return {res: (None if lst is None else lst if isinstance(lst, HintFamily) else list(lst))
+            for res, lst in hints.items()}
 
 
 def _placements(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 from kubeinputs.features import FeatureGates
 from state.state import StateReader
+from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import new_manager as new_topology_manager
 
@@ -91,10 +92,12 @@ def aggregate_errors(messages: list[str]) -> str:
 
 
 def _copy_hints(hints: ProviderHints) -> ProviderHints:
-    """A copy whose lists a caller may change without touching ours (hints are immutable)."""
+    """A copy whose lists a caller may change without touching ours (hints are immutable; a hint
+    family, read-only, is shared)."""
     if hints is None:
         return None
-    return {res: (list(lst) if lst is not None else None) for res, lst in hints.items()}
+    return {res: (None if lst is None else lst if isinstance(lst, HintFamily) else list(lst))
+            for res, lst in hints.items()}
 
 
 class FixedHintProvider:

@@ -210,13 +210,35 @@ class Collection(Spec):
             out.append(Failure(path, expected, actual))
 
 
+class HintListOrFamily(Spec):
+    """A hint list (compared as a set), or, for a large machine's hint family, its summary map
+    `{count, preferredWidth, best, numaNodes}` (checked on the keys written)."""
+
+    def __init__(self, hints: Collection, family: Record):
+        self.hints = hints
+        self.family = family
+
+    def validate(self, value: Any, where: str) -> None:
+        if isinstance(value, Mapping):
+            self.family.validate(value, where)
+        else:
+            self.hints.validate(value, where)
+
+    def compare(self, expected: Any, actual: Any, path: str, out: list[Failure]) -> None:
+        (self.family if isinstance(expected, Mapping) else self.hints).compare(expected, actual, path, out)
+
+
 NUMA_IDS = Nullable(IntList())
 HINT = Record({"numaAffinity": NUMA_IDS, "preferred": Scalar("bool")})
 BLOCK = Record(
     {"numaAffinity": NUMA_IDS, "type": Scalar("str"), "size": Scalar("int", minimum=0)},
     required=("numaAffinity", "type", "size"),
 )
-HINT_LIST = Collection(HINT, multiset=False)
+HINT_LIST = HintListOrFamily(
+    Collection(HINT, multiset=False),
+    Record({"count": Nullable(Scalar("int", minimum=0)), "preferredWidth": Nullable(Scalar("int", minimum=0)),
+            "best": Nullable(HINT), "numaNodes": Scalar("int", minimum=0)}),
+)
 READER_BLOCKS = Nullable(Collection(BLOCK, multiset=True), empty_is_null=True)
 CHECKPOINT_BLOCKS = Nullable(Collection(BLOCK, multiset=True))
 U64 = Scalar("int", minimum=0)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from topologymanager.errors import BoundedWorkError
+from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 
 from memorymanager.node.render import (
@@ -20,7 +22,28 @@ def hints_to_obj(hints: ProviderHints) -> Optional[dict]:
     """A provider's hint map as `{RESOURCE: [HINT, ...] | null}` (None stays null)."""
     if hints is None:
         return None
-    return {res: (None if lst is None else [hint_to_obj(h) for h in lst]) for res, lst in hints.items()}
+    return {res: (None if lst is None else _hint_list_to_obj(lst)) for res, lst in hints.items()}
+
+
+# A hint family (17+ NUMA nodes) with at most this many hints is observed as its list.
+HINTS_LIST_LIMIT = 64
+
+
+def _hint_list_to_obj(hints) -> Any:
+    """A hint list as `[HINT, ...]`; a large hint family as `{count, preferredWidth, best, numaNodes}`
+    (count null when counting it would take too long)."""
+    if not isinstance(hints, HintFamily):
+        return [hint_to_obj(h) for h in hints]
+    listed = hints.as_list(HINTS_LIST_LIMIT)
+    if listed is not None:
+        return [hint_to_obj(h) for h in listed]
+    try:
+        count: Optional[int] = hints.count()
+    except BoundedWorkError:
+        count = None
+    best = hints.best_hint()
+    return {"count": count, "preferredWidth": hints.preferred_width,
+            "best": None if best is None else hint_to_obj(best), "numaNodes": hints.nodes.bit_count()}
 
 
 def hint_maps_to_obj(by_key: dict[str, ProviderHints]) -> dict:

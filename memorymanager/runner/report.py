@@ -12,10 +12,10 @@ from typing import Any, Optional, TextIO
 
 from kubeinputs.quantity import BINARY_SI, Quantity
 from memorymanager.runner.expect import MISSING
-from memorymanager.runner.results import FAILED, INVALID, RunReport, ScenarioResult, StepResult
+from memorymanager.runner.results import FAILED, INVALID, SKIPPED, RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import Scenario, Step
 
-LABELS = {"passed": "ok     ", FAILED: "FAIL   ", INVALID: "INVALID"}
+LABELS = {"passed": "ok     ", FAILED: "FAIL   ", INVALID: "INVALID", SKIPPED: "skipped"}
 
 
 def render_value(value: Any) -> str:
@@ -88,6 +88,9 @@ def scenario_lines(result: ScenarioResult, scenario: Optional[Scenario] = None, 
     title = f"{LABELS[status]} {result.file}" + (f"  ({result.name})" if result.name else "")
     lines = [title]
     specs = scenario.steps if scenario is not None else []
+    skipped = next((s for s in result.steps if s.skipped is not None), None)
+    if skipped is not None:
+        lines.append(f"    {result.file}: steps[{skipped.index}] ({skipped.op}): skipped: {skipped.skipped}")
     for step in result.steps:
         if verbose:
             spec = specs[step.index] if step.index < len(specs) else None
@@ -103,7 +106,8 @@ def scenario_lines(result: ScenarioResult, scenario: Optional[Scenario] = None, 
 
 def summary_line(report: RunReport) -> str:
     """`N passed, M failed, K invalid`."""
-    return f"{report.count('passed')} passed, {report.count(FAILED)} failed, {report.count(INVALID)} invalid"
+    line = f"{report.count('passed')} passed, {report.count(FAILED)} failed, {report.count(INVALID)} invalid"
+    return line + (f", {report.count(SKIPPED)} skipped" if report.count(SKIPPED) else "")
 
 
 def write_human(report: RunReport, out: TextIO, verbose: bool = False) -> None:

@@ -9,6 +9,7 @@ from memorymanager.runner.expect import Failure
 PASSED = "passed"
 FAILED = "failed"
 INVALID = "invalid"
+SKIPPED = "skipped"  # the reference merge refused the input (ReferenceRefusal); nothing was compared
 
 
 @dataclass
@@ -24,10 +25,13 @@ class StepResult:
     failures: list[Failure] = field(default_factory=list)
     actual: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    skipped: Optional[str] = None  # why the step was not compared (the reference merge's refusal)
 
     @property
     def status(self) -> str:
-        """`passed` or `failed`."""
+        """`passed`, `failed` or `skipped`."""
+        if self.skipped is not None:
+            return SKIPPED
         return FAILED if self.failures else PASSED
 
     def to_dict(self) -> dict:
@@ -38,6 +42,7 @@ class StepResult:
             "status": self.status,
             "failures": [f.to_dict() for f in self.failures],
             "actual": self.actual,
+            **({"skipped": self.skipped} if self.skipped is not None else {}),
         }
 
 
@@ -52,10 +57,12 @@ class ScenarioResult:
 
     @property
     def status(self) -> str:
-        """`invalid`, `failed` or `passed`."""
+        """`invalid`, `failed`, `skipped` (some step refused by the reference merge) or `passed`."""
         if self.error is not None:
             return INVALID
-        return FAILED if any(s.failures for s in self.steps) else PASSED
+        if any(s.failures for s in self.steps):
+            return FAILED
+        return SKIPPED if any(s.skipped is not None for s in self.steps) else PASSED
 
     def to_dict(self) -> dict:
         """The `--json` shape of a scenario."""
@@ -91,5 +98,6 @@ class RunReport:
             "passed": self.count(PASSED),
             "failed": self.count(FAILED),
             "invalid": self.count(INVALID),
+            **({"skipped": self.count(SKIPPED)} if self.count(SKIPPED) else {}),
             "scenarios": [s.to_dict() for s in self.scenarios],
         }

@@ -24,6 +24,8 @@ from memorymanager.node.simulated_node import KubeletStartError, NodeError
 from memorymanager.server.host import NodeHost, parse_overrides
 from memorymanager.server.protos.control import control_pb2 as pb
 from memorymanager.server.protos.control import control_pb2_grpc as pb_grpc
+from topologymanager.errors import BoundedWorkError
+from topologymanager.hint_family import HintFamily
 
 
 def _hints(text: str) -> Any:
@@ -74,6 +76,10 @@ def admission_message(answer: Admission) -> pb.AdmitResponse:
     )
 
 
+# The Hints call lists a hint family (17+ NUMA nodes) only up to this many hints.
+MAX_LISTED_HINTS = 4096
+
+
 def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
     """Turn the API's exceptions into gRPC statuses with their message."""
 
@@ -82,6 +88,8 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(self, request, context)
         except InputError as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except BoundedWorkError as exc:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except KubeletStartError as exc:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}")
         except NodeError as exc:
@@ -133,6 +141,14 @@ class NodeControl(pb_grpc.NodeControlServicer):
                 if items is None:
                     resources.append(pb.ResourceHints(resource=resource, no_preference=True))
                     continue
+                if isinstance(items, HintFamily):  # 17+ NUMA nodes: list it only when short
+                    listed = items.as_list(MAX_LISTED_HINTS)
+                    if listed is None:
+                        raise BoundedWorkError(
+                            f"kubelet would enumerate 2^{items.nodes.bit_count()} NUMA masks here: the {resource} "
+                            f"hints of {name!r} are a family of more than {MAX_LISTED_HINTS} hints, too many to list "
+                            "(the Python API gives the family itself: docs/api.md)")
+                    items = listed
                 resources.append(pb.ResourceHints(resource=resource, hints=[
                     pb.TopologyHint(numa_nodes=list(h.nodes() or ()), preferred=h.preferred,
                                     any_numa_node=h.nodes() is None)

@@ -43,7 +43,8 @@ def test_front_door_exports_exactly_its_all():
 
 
 def test_one_exception_hierarchy():
-    for cls in (memorymanager.InputError, memorymanager.NodeError, memorymanager.KubeletStartError):
+    for cls in (memorymanager.InputError, memorymanager.NodeError, memorymanager.KubeletStartError,
+                memorymanager.BoundedWorkError):
         assert issubclass(cls, memorymanager.Error)
 
 
