@@ -11,6 +11,7 @@ The values are module-level settings: `LIMITS.max_file_bytes = ...` in a program
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, fields
 from typing import Optional
 
@@ -24,6 +25,9 @@ class Limits:
     # bytes read from any one input file (scenario, manifest, machine JSON, KubeletConfiguration,
     # checkpoint, resmgr record); larger files and files that never end are refused
     max_file_bytes: int = 64 << 20
+    # bytes read from one checkpoint file (memory_manager_state, resmgr records): kubelet's file for a
+    # full node is ~100 KiB; Go's scanner, which words the errors of invalid files, reads ~1 MiB/s here
+    max_checkpoint_bytes: int = 8 << 20
     # bytes read from one sysfs attribute (meminfo is ~1.5 KiB, a cpulist a few hundred bytes)
     max_sysfs_bytes: int = 1 << 20
     # nesting of maps and lists in one document (Kubernetes objects nest ~15 deep)
@@ -78,6 +82,8 @@ def read_bytes(path, *, max_bytes: Optional[int] = None, limit_name: str = "max_
     """At most the limit's bytes of the file at `path`; a larger file (or one that never ends, such as
     /dev/zero) is an InputError naming the limit. OSError propagates (callers word it)."""
     limit = getattr(LIMITS, limit_name) if max_bytes is None else max_bytes
+    if stat.S_ISFIFO(os.stat(path).st_mode):  # opening a FIFO waits for a writer that may never come
+        raise InputError("", "a FIFO, not a regular file: not read", os.fspath(path))
     with open(path, "rb") as fh:
         data = fh.read(limit + 1)
     if len(data) > limit:

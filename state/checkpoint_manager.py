@@ -15,6 +15,7 @@ import os
 import re
 import tempfile
 
+from kubeinputs.errors import InputError
 from state.checkpoint_errors import CheckpointNotFoundError
 
 TMP_PREFIX = "."
@@ -79,8 +80,9 @@ class FileOps:
 
     def read_file(self, path: str) -> bytes:
         """A whole file's bytes."""
-        with open(path, "rb") as f:
-            return f.read()
+        from kubeinputs.limits import read_bytes
+
+        return read_bytes(path, limit_name="max_checkpoint_bytes")
 
     def list_dir(self, path: str) -> list[str]:
         """The names in a folder."""
@@ -172,6 +174,8 @@ class FileStore:
             return self.ops.read_file(path)
         except FileNotFoundError as err:
             raise CheckpointNotFoundError() from err
+        except InputError as err:  # past the project's size limit (kubelet has none)
+            raise StoreError(f"read {path}: {err.reason}") from None
         except IsADirectoryError as err:
             raise go_path_error("read", path, err) from err
         except OSError as err:

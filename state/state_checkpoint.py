@@ -60,14 +60,17 @@ def policy_mismatch(configured: str, stored: str) -> CheckpointError:
 
 
 def nil_memory_table(loaded: LoadedCheckpoint) -> Optional[str]:
-    """Where a restored machine state has a null memory table, on which kubelet crashes
-    (NUMANodeMap.Clone dereferences it); None when there is none."""
+    """What in a restored machine state is null where kubelet dereferences it (NUMANodeMap.Clone: a
+    node's state, or one of its memory tables), e.g. `the memory table of NUMA node 0 resource
+    "memory"`; None when nothing is."""
     for node_id, node in sorted((loaded.machine_state or {}).items()):
-        if node is None or node.memory_map is None:
+        if node is None:
+            return f"the state of NUMA node {node_id}"
+        if node.memory_map is None:
             continue
         for resource, table in sorted(node.memory_map.items()):
             if table is None:
-                return f"NUMA node {node_id} resource {go_quote(resource)}"
+                return f"the memory table of NUMA node {node_id} resource {go_quote(resource)}"
     return None
 
 
@@ -78,7 +81,7 @@ def check_loadable(loaded: LoadedCheckpoint, policy_name: Optional[str], path: s
     where = nil_memory_table(loaded)
     if where is not None:
         raise StateError(
-            f"kubelet would crash restoring {go_quote(path)}: the memory table of {where} is null "
+            f"kubelet would crash restoring {go_quote(path)}: {where} is null "
             f"(nil pointer dereference in NUMANodeMap.Clone); drain this node and delete the file"
         )
 
