@@ -236,6 +236,14 @@ class Manager:
         """The pod-level blocks (PodLevelResourceManagers), None if none."""
         return self._started_state().get_pod_memory_blocks(pod_uid)
 
+    def deferred_writes(self):
+        """A context in which the checkpoint is written once at the end instead of after every change
+        (see CheckpointState.deferred_writes); a no-op context for a state without it."""
+        from contextlib import nullcontext
+
+        deferred = getattr(self._state, "deferred_writes", None)
+        return deferred() if deferred is not None else nullcontext()
+
     def state(self) -> StateReader:
         """A read-only view of the state store (kubelet's State() returns a state.Reader)."""
         return StateReader(self._started_state())

@@ -128,6 +128,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if args.in_place and not args.record:
         raise UsageError("--in-place only makes sense with --record")
     merge_fn = merge_function(args.merge)
+    observe_all = bool(args.json or args.record)  # else only what each step's expect names
     written: list[str] = []
 
     def on_scenario(result, scenario) -> None:
@@ -144,9 +145,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         from memorymanager.server.metrics import write_scenario_metrics
 
         report = write_scenario_metrics(args.metrics, lambda: run_paths(
-            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario))
+            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario, observe_all=observe_all))
     else:
-        report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
+        report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario,
+                           observe_all=observe_all)
     if args.html:
         from memorymanager.explain.html import write_report
 

@@ -366,23 +366,29 @@ class SimulatedNode:
         self._current = pod
         self._extra.current = extra
         try:
-            result = self.topology_manager.admit(pod)
-            if result.admit:
-                self._admitted.pop(pod.uid, None)
-                self._admitted[pod.uid] = pod
-                self._known.pop(pod.uid, None)
-                self._known[pod.uid] = pod
-                for container in pod.all_containers():
-                    cid = container_id(pod, container.name)
-                    self.memory_manager.add_container(pod, container, cid)
-                    self.topology_manager.add_container(pod, container, cid)
-                    self._containers[cid] = (pod.uid, container.name)
-            else:
-                self._admitted.pop(pod.uid, None)
+            with self.memory_manager.deferred_writes():
+                result = self._admit(pod)
         finally:
             self._current = None
             self._extra.current = None
         return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded))
+
+    def _admit(self, pod: Pod):
+        """The admission proper (the checkpoint is written once, when it ends)."""
+        result = self.topology_manager.admit(pod)
+        if result.admit:
+            self._admitted.pop(pod.uid, None)
+            self._admitted[pod.uid] = pod
+            self._known.pop(pod.uid, None)
+            self._known[pod.uid] = pod
+            for container in pod.all_containers():
+                cid = container_id(pod, container.name)
+                self.memory_manager.add_container(pod, container, cid)
+                self.topology_manager.add_container(pod, container, cid)
+                self._containers[cid] = (pod.uid, container.name)
+        else:
+            self._admitted.pop(pod.uid, None)
+        return result
 
     def topology_hints(self, pod: Pod) -> dict[str, ProviderHints]:
         """The memory manager's hints only: per container (init then app), or `{"pod": ...}` in pod scope."""
@@ -408,10 +414,11 @@ class SimulatedNode:
     def remove_container_ids(self, ids: list[str]) -> None:
         """Memory manager then topology manager RemoveContainer for each ID (unknown IDs change nothing)."""
         self.require_running()
-        for cid in ids:
-            self.memory_manager.remove_container(cid)
-            self.topology_manager.remove_container(cid)
-            self._containers.pop(cid, None)
+        with self.memory_manager.deferred_writes():
+            for cid in ids:
+                self.memory_manager.remove_container(cid)
+                self.topology_manager.remove_container(cid)
+                self._containers.pop(cid, None)
 
     # ----- readers -----
 
