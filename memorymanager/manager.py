@@ -103,6 +103,10 @@ class Manager:
         self.container_map = ContainerMap()
         self._state: Optional[State] = None
         self._active_pods: Optional[ActivePodsFunc] = None
+        # optional: a value that changes whenever the active pods may have changed (the simulated node
+        # gives one); with it remove_stale_state skips the walk while nothing can have become stale
+        self._active_pods_version: Optional[Any] = None
+        self._clean_for: Optional[tuple] = None
         self._allocatable_memory: list[Block] = []
 
     # ----- lifecycle ----------------------------------------------------------------------------
@@ -111,6 +115,7 @@ class Manager:
         self,
         active_pods: ActivePodsFunc,
         initial_containers: Union[ContainerMap, Mapping[str, tuple[str, str]], None] = None,
+        active_pods_version: Optional[Any] = None,
     ) -> None:
         """Restore the state, start the policy (validateState) and cache allocatable memory once.
 
@@ -118,6 +123,8 @@ class Manager:
         restored, and MemoryManagerError when the policy refuses the restored state.
         """
         self._active_pods = active_pods
+        self._active_pods_version = active_pods_version
+        self._clean_for = None
         if isinstance(initial_containers, ContainerMap):
             self.container_map = initial_containers
         else:
@@ -160,6 +167,14 @@ class Manager:
         removals.
         """
         state = self._started_state()
+        # After a pass every stored container belongs to an active pod, and until the active pods
+        # change only their containers are allocated: nothing can be stale, and the O(containers)
+        # walk per call (a pod of n containers: O(n^2)) is skipped.
+        version = self._active_pods_version() if self._active_pods_version is not None else None
+        clean = self._clean_for
+        if version is not None and clean is not None and clean[0] == version[0] and clean[1] is version[1]:
+            return
+        self._clean_for = version
         pods = {pod.uid: pod for pod in (self._active_pods() if self._active_pods is not None else [])}
         # like kubelet, the last pod listed under a UID counts
         active = {(uid, c.name) for uid, pod in pods.items() for c in (*pod.init_containers, *pod.containers)}

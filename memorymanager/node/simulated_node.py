@@ -224,6 +224,7 @@ class SimulatedNode:
         self._extra = _SwitchableProvider()
         self._extra_registered = False
         self._admitted: dict[str, Pod] = {}  # uid -> pod, admission order
+        self._admitted_version = 0  # bumped on every change of _admitted (see active_pods_version)
         self._known: dict[str, Pod] = {}  # every pod ever admitted (for removal by name)
         self._containers: dict[str, tuple[str, str]] = {}  # container ID -> (pod uid, name)
         self._current: Optional[Pod] = None
@@ -290,7 +291,7 @@ class SimulatedNode:
         recorder = RecordingProvider(mm)
         tm.add_hint_provider(recorder)
         try:
-            mm.start(self.active_pods, self._initial_containers())
+            mm.start(self.active_pods, self._initial_containers(), self.active_pods_version)
         except Exception as exc:
             raise KubeletStartError(f"start memory manager error: {exc}") from exc
         self.topology_manager, self.memory_manager, self._recorder = tm, mm, recorder
@@ -327,6 +328,7 @@ class SimulatedNode:
         """
         for pod in pods:
             self._admitted.pop(pod.uid, None)
+            self._admitted_version += 1
             self._admitted[pod.uid] = pod
             self._known.pop(pod.uid, None)
             self._known[pod.uid] = pod
@@ -335,6 +337,11 @@ class SimulatedNode:
                 self._containers[cid] = (pod.uid, container.name)
                 if self.running:
                     self.memory_manager.container_map.add(pod.uid, container.name, cid)
+
+    def active_pods_version(self) -> tuple:
+        """(a counter bumped whenever the admitted pods change, the current pod): equal values mean
+        equal active_pods()."""
+        return (self._admitted_version, self._current)
 
     def active_pods(self) -> list[Pod]:
         """kubelet's activePods: admitted pods not removed, plus the pod of the current operation."""
@@ -378,6 +385,7 @@ class SimulatedNode:
         result = self.topology_manager.admit(pod)
         if result.admit:
             self._admitted.pop(pod.uid, None)
+            self._admitted_version += 1
             self._admitted[pod.uid] = pod
             self._known.pop(pod.uid, None)
             self._known[pod.uid] = pod
@@ -388,6 +396,7 @@ class SimulatedNode:
                 self._containers[cid] = (pod.uid, container.name)
         else:
             self._admitted.pop(pod.uid, None)
+            self._admitted_version += 1
         return result
 
     def topology_hints(self, pod: Pod) -> dict[str, ProviderHints]:
@@ -409,6 +418,7 @@ class SimulatedNode:
         else:
             names = [c.name for c in pod.all_containers()]
             self._admitted.pop(pod.uid, None)
+            self._admitted_version += 1
         self.remove_container_ids([container_id(pod, name) for name in names])
 
     def remove_container_ids(self, ids: list[str]) -> None:
