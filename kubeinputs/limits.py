@@ -47,6 +47,11 @@ DEFAULTS = Limits()
 _NAMES = {f.name.replace("_", "-"): f.name for f in fields(Limits)}
 
 
+class WorkLimitError(Exception):
+    """The project stops where kubelet would do unbounded work (and says what kubelet would do). Not a
+    kubelet answer: it is raised through the managers (never turned into a pod rejection) to the caller."""
+
+
 def limit_names() -> list[str]:
     """The `--limit` names (`max-file-bytes`, ...)."""
     return sorted(_NAMES)

@@ -37,6 +37,7 @@ from memorymanager.machine_state import (
 from memorymanager.memory_drift import PROC_IOMEM_PATH, is_tolerable_machine_state_drift, memory_drift_by_node
 from memorymanager.policy import POLICY_STATIC, AffinityStore, EmptyPodSharedPoolError, MemoryManagerError
 from memorymanager.policy_options import PolicyOptions, new_policy_options
+from kubeinputs.limits import LIMITS, WorkLimitError
 from kubeinputs.qos import GUARANTEED, get_pod_qos
 from memorymanager.requests import (
     first_container_name,
@@ -176,7 +177,7 @@ class StaticPolicy:
         blocks = state.get_memory_blocks(pod.uid, container.name)
         if blocks is not None:
             return regenerate_hints(blocks, requested)
-        return calculate_hints(state.get_machine_state(), requested, self.reusable.lookup(pod.uid))
+        return _bounded_hints(state.get_machine_state(), requested, self.reusable.lookup(pod.uid))
 
     def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
         """Hints for the whole pod (pod scope).
@@ -217,7 +218,7 @@ class StaticPolicy:
                     return None
                 return regenerate_hints(blocks, own)
             return regenerate_hints(blocks, requested)
-        return calculate_hints(state.get_machine_state(), requested, self.reusable.lookup(pod.uid))
+        return _bounded_hints(state.get_machine_state(), requested, self.reusable.lookup(pod.uid))
 
     # ----- allocation -------------------------------------------------------------------------
 
@@ -229,7 +230,7 @@ class StaticPolicy:
         lookup = self.reusable.lookup(pod.uid)
         best = hint
         if hint.numa_node_affinity is None:
-            hints = calculate_hints(machine_state, requested, lookup)
+            hints = _bounded_hints(machine_state, requested, lookup)
             if len(hints) < 1:
                 raise MemoryManagerError(ERR_DEFAULT_AFFINITY)
             default = default_memory_hint(hints)
@@ -242,7 +243,7 @@ class StaticPolicy:
 
         if not is_affinity_satisfy_request(machine_state, best.numa_node_affinity, requested):
             current = bitmask.get_bits(best.numa_node_affinity)
-            hints = calculate_hints(machine_state, requested, lookup)
+            hints = _bounded_hints(machine_state, requested, lookup)
             candidates = [
                 h for h in hints.get(MEMORY, []) if is_hint_in_group(current, bitmask.get_bits(h.numa_node_affinity))
             ]
@@ -453,6 +454,25 @@ class StaticPolicy:
         hint = self.affinity.get_affinity(pod.uid, first) if first is not None else TopologyHint()
         best = self._best_hint(machine_state, pod, pod_total, hint)
         return bitmask.get_bits(best.numa_node_affinity)
+
+
+def _bounded_hints(machine_state: NUMANodeMap, requested: dict[str, int], lookup: Any) -> ProviderHints:
+    """calculate_hints, unless it would walk more than 2^max_mask_numa_nodes NUMA masks.
+
+    kubelet's calculateHints tries every mask of the machine's NUMA nodes (2^n), for the hints and for
+    the default hint of an allocation without one (topology policy `none`, where no NUMA-node limit
+    applies): at 24 nodes that is 16.7 million masks, at 64 it never finishes. Past the limit
+    (kubeinputs/limits.py, default 20 nodes: about 2 s here) the project stops with WorkLimitError,
+    saying what kubelet would do, instead of hanging. An exact fast path for large machines will
+    lift this limit; until then `--limit max-mask-numa-nodes=N` raises it.
+    """
+    n = len(machine_state)
+    if n > LIMITS.max_mask_numa_nodes:
+        raise WorkLimitError(
+            f"kubelet would enumerate 2^{n} = {1 << n:,} NUMA masks here (memory manager calculateHints over "
+            f"{n} NUMA nodes); this simulation stops past 2^{LIMITS.max_mask_numa_nodes} "
+            f"(max_mask_numa_nodes; raise it with --limit max-mask-numa-nodes=N)")
+    return calculate_hints(machine_state, requested, lookup)
 
 
 def _blocks_on(bits: list[int], sizes: Mapping[str, int]) -> list[Block]:
