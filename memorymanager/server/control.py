@@ -9,13 +9,13 @@ the server keeps serving.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 import grpc
 
 from kubeinputs.errors import InputError
-from kubeinputs.reader import load_text
+from kubeinputs.limits import WorkLimitError
+from kubeinputs.reader import load_json_text, load_text
 from memorymanager.node.api import Admission
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
 from memorymanager.server.host import NodeHost, parse_overrides
@@ -28,19 +28,11 @@ def _hints(text: str) -> Any:
     if not text.strip():
         return None
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except ValueError:
+        return load_json_text(text, "hints")
+    except InputError as exc:
+        if not exc.reason.startswith("not valid JSON: line"):
+            raise  # a limit (depth, number length) or a duplicate key: the JSON reader's own words
         return load_text(text, "hints")  # YAML, or the error with line and column
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are unique (the YAML loader refuses duplicates too)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
 
 
 def _pod(text: str) -> Any:
@@ -50,8 +42,10 @@ def _pod(text: str) -> Any:
         raise InputError("pod", "empty; expected a v1 Pod manifest (JSON or YAML)")
     if text.lstrip().startswith("{"):
         try:
-            doc = json.loads(text, object_pairs_hook=_unique_keys)
-        except ValueError:
+            doc = load_json_text(text, "pod")
+        except InputError as exc:
+            if not exc.reason.startswith("not valid JSON: line"):
+                raise  # a limit (depth, number length) or a duplicate key
             doc = None  # the YAML reader gives the error with line and column
         if isinstance(doc, dict):
             return doc
@@ -79,6 +73,8 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(self, request, context)
         except InputError as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except WorkLimitError as exc:
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except KubeletStartError as exc:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}")
         except NodeError as exc:
