@@ -571,6 +571,8 @@ def parse_quantity(value: Union[str, int, float]) -> Quantity:
     if isinstance(value, bool):
         return _parse_string("true" if value else "false")
     if isinstance(value, int):
+        if value.bit_length() > LIMITS.max_number_digits * 3.33:  # str() would fail past 4,300 digits
+            raise QuantityError(number_too_long(int(value.bit_length() * 0.30103) + 1))
         return _parse_string(str(value))
     if isinstance(value, float):
         return _parse_string(go_json_float(value))
