@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, hints, merge, server, startup
+from benchmarks import admission, hints, merge, scale, server, startup
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -25,6 +25,7 @@ TARGETS = {
     "B6": "none set (control-service Admit round trips, one client)",
     "B9": "run on 4 x 255 injected hints within 100 ms of a trivial scenario",
     "B10": "< 150 ms to start (--version, or one trivial scenario)",
+    "B11": "< 5 s each: 10,000 containers in one pod, 10,000 steps (nothing quadratic)",
 }
 
 
@@ -61,6 +62,7 @@ def main(argv=None) -> int:
     rows += server.run_b5(20 if args.quick else 100)
     rows += server.run_b6(200 if args.quick else 2000)
     rows += startup.run(5 if args.quick else args.repeats)
+    rows += scale.run(1 if args.quick else 3)
     print_table(rows)
     print()
     for bench, target in TARGETS.items():

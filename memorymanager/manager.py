@@ -99,6 +99,7 @@ class Manager:
     def __init__(self, policy: Policy, state_dir: Optional[str], feature_gates: FeatureGates):
         self.policy = policy
         self.state_dir = state_dir
+        self.file_ops = None  # the checkpoint's FileOps (None: the durable default); set before start
         self.feature_gates = feature_gates
         self.container_map = ContainerMap()
         self._state: Optional[State] = None
@@ -142,6 +143,7 @@ class Manager:
             CHECKPOINT_FILE_NAME,
             self.policy.name(),
             pod_level_resource_managers=self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE),
+            ops=self.file_ops,
         )
 
     def _started_state(self) -> State:

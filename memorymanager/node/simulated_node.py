@@ -216,6 +216,7 @@ class SimulatedNode:
         self.config = config
         self.state_dir = state_dir
         self.merge_fn = merge_fn
+        self.file_ops = None  # the checkpoint's FileOps: None is durable; NoSyncFileOps for a throwaway folder
         self.topology_manager: Any = None
         self.memory_manager: Any = None
         self.start_error: Optional[str] = None
@@ -288,6 +289,7 @@ class SimulatedNode:
             policy_options=dict(cfg.memory_manager_policy_options) or None,
             feature_gates=gates,
         )
+        mm.file_ops = self.file_ops
         recorder = RecordingProvider(mm)
         tm.add_hint_provider(recorder)
         try:

@@ -64,13 +64,17 @@ class ScenarioRun:
     """The execution of one scenario on one node."""
 
     def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[Callable[..., Any]] = None,
-                 observe_all: bool = True):
+                 observe_all: bool = True, durable: bool = True):
         # observe_all off: the whole node state (machineState, entries, podEntries, allocatable) is rendered
         # only for steps whose expect names one of those keys; rendering it after every step makes a
         # scenario of n admissions O(n^2). --json and --record need every step's full account.
         self.observe_all = observe_all
         self.scenario = scenario
         self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
+        if not durable:  # a temporary folder removed after the scenario: no fsync needed
+            from state.checkpoint_manager import NoSyncFileOps
+
+            self.node.file_ops = NoSyncFileOps()
         self.context_pod: Optional[Pod] = None
         self._hint_shown: Optional[str] = None  # the start hint already attached to a step
 
@@ -169,7 +173,7 @@ def run_scenario(
         state_dir = temp
     try:
         prepare_state_dir(scenario, state_dir)
-        steps = ScenarioRun(scenario, state_dir, merge_fn, observe_all).run()
+        steps = ScenarioRun(scenario, state_dir, merge_fn, observe_all, durable=temp is None).run()
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
