@@ -122,7 +122,15 @@ def pods() -> st.SearchStrategy:
 
 
 def _dump(doc: Any) -> str:
-    return json.dumps(doc, allow_nan=True)
+    """JSON text of a generated document, integers of any length written out (the readers must cope)."""
+    import sys
+
+    previous = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return json.dumps(doc, allow_nan=True)
+    finally:
+        sys.set_int_max_str_digits(previous)
 
 
 def pod_texts() -> st.SearchStrategy:
