@@ -232,7 +232,9 @@ def grpc_requests() -> st.SearchStrategy:
     from memorymanager.server.protos.control import control_pb2 as pb
 
     def admit(doc: Any, hints: str) -> bytes:
-        return pb.AdmitRequest(pod=_dump(doc) if not isinstance(doc, str) else doc, hints=hints).SerializeToString()
+        text = _dump(doc) if not isinstance(doc, str) else doc
+        text = text.encode("utf-8", "replace").decode("utf-8")  # a protobuf string is UTF-8 (raw bytes below)
+        return pb.AdmitRequest(pod=text, hints=hints).SerializeToString()
 
     hints = st.sampled_from(["", "{}", "[", "{containers: {app: {memory: [{numaAffinity: [0], preferred: true}]}}}",
                              '{"a": ' + "[" * 500 + "]" * 500 + "}", "1" * 5000])
