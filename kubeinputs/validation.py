@@ -174,9 +174,13 @@ def hugepage_multiple_error(name: str, quantity) -> Optional[str]:
     except QuantityError:
         page = None
     text = f"{quantity} is not positive integer multiple of {name}"
-    if page is None or page.sign() <= 0 or page.value != int(page.value):
+    size = None if page is None or page.sign() <= 0 else page.try_as_int64()
+    if size is None or page.value != size:
         return text
-    size = math.ceil(quantity.value)  # Quantity.Value() rounds up
-    if size % int(page.value) != 0:
-        return text
-    return None
+    # Quantity.Value() (rounded up) modulo the page size, without building 10^exp10 (1e999999999 is a
+    # valid quantity)
+    if quantity.exp10 >= 0:
+        remainder = (quantity.unscaled % size) * pow(10, quantity.exp10, size) % size
+    else:
+        remainder = math.ceil(quantity.value) % size
+    return text if remainder else None

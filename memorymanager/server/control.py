@@ -15,6 +15,8 @@ import grpc
 
 from kubeinputs.errors import InputError
 from kubeinputs.limits import WorkLimitError
+from kubeinputs.quantity import QuantityError
+from memorymanager.policy import MemoryManagerError
 from kubeinputs.reader import load_json_text, load_text
 from memorymanager.node.api import Admission
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
@@ -75,6 +77,10 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except WorkLimitError as exc:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        except QuantityError as exc:  # quantities that parse but cannot be summed here (1e999999999 + 1Gi)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except MemoryManagerError as exc:  # e.g. a request kubelet would crash on: an answer, not a bug
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         except KubeletStartError as exc:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}")
         except NodeError as exc:
