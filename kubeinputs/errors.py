@@ -147,14 +147,30 @@ def expect_str(value: Any, where: str, *, hint: str = "") -> str:
     return value
 
 
+def show_int(value: int) -> str:
+    """An integer for a message: its digits, or `an integer of N digits` past 1,000 of them (Python
+    refuses to print more than 4,300)."""
+    if value.bit_length() > 3300:  # more than ~1,000 digits
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits"
+    return str(value)
+
+
+def brief(value: Any) -> str:
+    """repr() of a value for a message, integers of any length and long values shortened."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return show_int(value)
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
 def expect_int(value: Any, where: str, *, minimum: Optional[int] = None, maximum: Optional[int] = None) -> int:
     """`value` if it is an integer (not a boolean, not a float) within the bounds, else an InputError."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InputError(where, f"expected an integer, got {type_name(value)} {value!r}")
+        raise InputError(where, f"expected an integer, got {type_name(value)} {brief(value)}")
     if minimum is not None and value < minimum:
-        raise InputError(where, f"must be >= {minimum}, got {value}")
+        raise InputError(where, f"must be >= {minimum}, got {show_int(value)}")
     if maximum is not None and value > maximum:
-        raise InputError(where, f"must be <= {maximum}, got {value}")
+        raise InputError(where, f"must be <= {maximum}, got {show_int(value)}")
     return value
 
 
@@ -168,5 +184,5 @@ def expect_int_list(value: Any, where: str, *, minimum: Optional[int] = None,
 def expect_bool(value: Any, where: str) -> bool:
     """`value` if it is a boolean, else an InputError."""
     if not isinstance(value, bool):
-        raise InputError(where, f"expected a boolean (true or false), got {type_name(value)} {value!r}")
+        raise InputError(where, f"expected a boolean (true or false), got {type_name(value)} {brief(value)}")
     return value

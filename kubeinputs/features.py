@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
+from kubeinputs.errors import brief
+
 # Gate names, as kubelet's --feature-gates and featureGates spell them.
 TOPOLOGY_MANAGER_POLICY_OPTIONS_GATE = "TopologyManagerPolicyOptions"
 TOPOLOGY_MANAGER_POLICY_BETA_OPTIONS_GATE = "TopologyManagerPolicyBetaOptions"
@@ -69,7 +71,7 @@ class FeatureGates:
             if name not in KNOWN_FEATURE_GATES:
                 raise FeatureGateError(f"unrecognized feature gate: {name}")
             if not isinstance(value, bool):
-                raise FeatureGateError(f"invalid value of {name}: {value!r}, err: not a boolean")
+                raise FeatureGateError(f"invalid value of {name}: {brief(value)}, err: not a boolean")
             default, locked = KNOWN_FEATURE_GATES[name]
             if locked and value != default:
                 raise FeatureGateError(f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to {str(default).lower()}")

@@ -57,6 +57,7 @@ class UnmarshalTypeError(GoJSONError):
 # scanner (syntax check with Go's messages)
 
 _SPACE = frozenset(b" \t\r\n")
+_NOT_SPACE = re.compile(rb"[^ \t\r\n]")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _DIGITS = frozenset(b"0123456789")
 
@@ -337,11 +338,20 @@ class _Scanner:
 def check_valid(data: bytes) -> None:
     """Go's checkValid: raise JSONSyntaxError with Go's message unless `data` is one JSON value."""
     scanner = _Scanner()
-    for c in data:
+    i, n = 0, len(data)
+    while i < n:
+        c = data[i]
         scanner.bytes += 1
         scanner.step(c)
         if scanner.err is not None:
             raise scanner.err
+        i += 1
+        if c in _SPACE and i < n and data[i] in _SPACE:
+            # after one blank every state ignores further blanks (or keeps them as string content)
+            found = _NOT_SPACE.search(data, i)
+            j = n if found is None else found.start()
+            scanner.bytes += j - i
+            i = j
     scanner.eof()
     if scanner.err is not None:
         raise scanner.err
@@ -434,9 +444,66 @@ def unquote(raw: bytes) -> str:
 
 
 def parse(data: bytes) -> Node:
-    """Validate like Go, then build the tree (iteratively: nesting depth is not limited by Python)."""
+    """Validate like Go, then build the tree (iteratively: nesting depth is not limited by Python).
+
+    Valid UTF-8 that Python's C JSON decoder accepts is valid for Go's scanner too (same grammar,
+    whitespace, escapes and number syntax; NaN and Infinity are refused through parse_constant), so
+    that common case is built from the C decoder's result, linear and fast on tens of megabytes. Any
+    other input (invalid UTF-8, a byte-order mark, a syntax error, nesting Python's decoder does not
+    reach) takes Go's byte-by-byte scanner, which gives Go's exact error text."""
+    tree = _fast_tree(data)
+    if tree is not None:
+        return tree
     check_valid(data)
     return _TreeBuilder(data).build()
+
+
+class _Number(str):
+    """A number's literal text, told apart from a string while the fast tree is built."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _node(value: Any) -> Node:
+    """The Node of a value the C decoder produced (objects are Nodes already)."""
+    if isinstance(value, Node):
+        return value
+    if isinstance(value, _Number):
+        return Node("number", str(value))
+    if isinstance(value, str):
+        # Go decodes a lone surrogate escape as U+FFFD; Python keeps the surrogate
+        return Node("string", _LONE_SURROGATE.sub("\ufffd", value))
+    if value is True:
+        return Node("true", True)
+    if value is False:
+        return Node("false", False)
+    if value is None:
+        return Node("null", None)
+    return Node("array", [_node(v) for v in value])
+
+
+def _object(pairs: list) -> Node:
+    return Node("object", [(_LONE_SURROGATE.sub("\ufffd", k), _node(v)) for k, v in pairs])
+
+
+def _fast_tree(data: bytes) -> Optional[Node]:
+    """The tree through Python's C decoder, or None when the input needs Go's own scanner."""
+    import json
+
+    if data[:3] == b"\xef\xbb\xbf":
+        return None  # Go refuses a byte-order mark; Python's bytes decoding would skip it
+    try:
+        # each invalid byte becomes one lone surrogate, then U+FFFD as Go's decoder makes it (one per byte)
+        text = data.decode("utf-8", errors="surrogateescape")
+        return _node(json.loads(text, object_pairs_hook=_object, parse_int=_Number, parse_float=_Number,
+                                parse_constant=_refuse_constant))
+    except (ValueError, RecursionError):
+        return None
 
 
 # the first byte of a literal -> its node kind, value and length
@@ -457,7 +524,10 @@ class _TreeBuilder:
         data, i, n = self.data, 0, len(self.data)
         while i < n:
             c = data[i]
-            if c in _SPACE or c in b",:":
+            if c in _SPACE:
+                found = _NOT_SPACE.search(data, i)
+                i = n if found is None else found.start()
+            elif c in b",:":
                 i += 1
             elif c in b"{[":
                 self.stack.append((Node("object" if c == ord("{") else "array", []), None))
@@ -685,8 +755,8 @@ def _parse_integer(text: str, signed: bool) -> Optional[int]:
     digits = text
     if signed and digits[:1] in ("+", "-"):
         digits = digits[1:]
-    if not digits or not all("0" <= ch <= "9" for ch in digits):
-        return None
+    if not digits or len(digits) > 20 or not all("0" <= ch <= "9" for ch in digits):
+        return None  # past 20 digits no value fits 64 bits (and Python's int() refuses 4,300)
     value = int(text)
     if signed:
         return value if INT64_MIN <= value <= INT64_MAX else None

@@ -67,6 +67,9 @@ def hugepage_resource_name(page_size_kib: int) -> str:
     return "hugepages-" + str(Quantity.from_int(page_size_kib * 1024, BINARY_SI))
 
 
+INT32_MAX = (1 << 31) - 1  # NUMA node ids are C ints in the kernel
+
+
 def _uint(value: Any, where: str) -> int:
     """A non-negative integer that fits uint64 (cadvisor's uint64 fields)."""
     return expect_int(value, where, minimum=0, maximum=UINT64_MAX)
@@ -128,8 +131,10 @@ def _parse_node(value: Any, where: str) -> Node:
     check_keys(raw, where, NODE_KEYS)
     if "node_id" not in raw:
         raise InputError(join_path(where, "node_id"), "Required value")
-    node_id = expect_int(raw["node_id"], join_path(where, "node_id"), minimum=0)
-    memory = _uint(raw.get("memory", 0), join_path(where, "memory"))
+    node_id = expect_int(raw["node_id"], join_path(where, "node_id"), minimum=0, maximum=INT32_MAX)
+    if "memory" not in raw:  # cadvisor always writes it (no omitempty); a node without it is not cadvisor's
+        raise InputError(join_path(where, "memory"), "Required value")
+    memory = _uint(raw["memory"], join_path(where, "memory"))
     distances = None
     if raw.get("distances") is not None:
         dist_path = join_path(where, "distances")

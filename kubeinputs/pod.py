@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kubeinputs.errors import (InputError, check_keys, expect_list, expect_map, expect_str, index_path, join_path,
                                type_name)
+from kubeinputs.goformat import go_quote
 from kubeinputs.reader import parse_file
 from kubeinputs.quantity import Quantity, QuantityError, unmarshal_quantity
+from kubeinputs import validation
 
 if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
     from pathlib import Path
@@ -45,6 +47,14 @@ CONTAINER_KEYS = frozenset({
     "securityContext", "stdin", "stdinOnce", "tty",
 })
 RESOURCE_REQUIREMENTS_KEYS = frozenset({"limits", "requests", "claims"})
+# Container fields the managers do not read, with the JSON type the API server decodes them as: a
+# value of another type is refused as decoding refuses it (`image: true`).
+_CONTAINER_STRING_KEYS = ("image", "workingDir", "terminationMessagePath", "terminationMessagePolicy",
+                          "imagePullPolicy")
+_CONTAINER_BOOL_KEYS = ("stdin", "stdinOnce", "tty")
+_CONTAINER_LIST_KEYS = ("command", "args", "ports", "envFrom", "env", "resizePolicy", "restartPolicyRules",
+                        "volumeMounts", "volumeDevices")
+_CONTAINER_MAP_KEYS = ("livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "securityContext")
 
 
 @dataclass
@@ -94,12 +104,19 @@ class Pod:
 
 
 # -- parsing -------------------------------------------------------------------------------------------------
-def parse_resource_list(value: Any, where: str) -> dict[str, Quantity]:
-    """A ResourceList map (resource name -> quantity); a bad quantity names its path and apimachinery's text."""
+def parse_resource_list(value: Any, where: str, *, pod_level: bool = False) -> dict[str, Quantity]:
+    """A ResourceList map (resource name -> quantity); a bad name or quantity names its path and the API
+    server's text."""
     raw = expect_map(value, where)
     result: dict[str, Quantity] = {}
+    check_name = validation.pod_resource_name_error if pod_level else validation.container_resource_name_error
     for name, amount in raw.items():
         path = join_path(where, name)
+        problem = check_name(name)
+        if problem is not None:
+            if problem.startswith("Unsupported value"):
+                raise InputError(path, problem.replace("Unsupported value", "Unsupported value: " + go_quote(name), 1))
+            raise InputError(path, validation.invalid(name, problem))
         if amount is not None and not isinstance(amount, (str, int, float)):
             raise InputError(path, f"expected a quantity (a string such as \"1Gi\"), got {type_name(amount)}")
         try:
@@ -109,15 +126,31 @@ def parse_resource_list(value: Any, where: str) -> dict[str, Quantity]:
     return result
 
 
-def parse_resource_requirements(value: Any, where: str) -> ResourceRequirements:
+def parse_resource_requirements(value: Any, where: str, *, pod_level: bool = False) -> ResourceRequirements:
     """A `resources` map: requests and limits as given (no defaulting here)."""
     raw = expect_map(value, where)
     check_keys(raw, where, RESOURCE_REQUIREMENTS_KEYS)
     expect_list(raw.get("claims"), join_path(where, "claims"))
     return ResourceRequirements(
-        requests=parse_resource_list(raw.get("requests"), join_path(where, "requests")),
-        limits=parse_resource_list(raw.get("limits"), join_path(where, "limits")),
+        requests=parse_resource_list(raw.get("requests"), join_path(where, "requests"), pod_level=pod_level),
+        limits=parse_resource_list(raw.get("limits"), join_path(where, "limits"), pod_level=pod_level),
     )
+
+
+def _check_field_types(raw: dict, where: str) -> None:
+    """The container fields the managers ignore still have to decode as their Go types."""
+    from kubeinputs.errors import expect_bool
+
+    for key in _CONTAINER_STRING_KEYS:
+        if raw.get(key) is not None:
+            expect_str(raw[key], join_path(where, key))
+    for key in _CONTAINER_BOOL_KEYS:
+        if raw.get(key) is not None:
+            expect_bool(raw[key], join_path(where, key))
+    for key in _CONTAINER_LIST_KEYS:
+        expect_list(raw.get(key), join_path(where, key))
+    for key in _CONTAINER_MAP_KEYS:
+        expect_map(raw.get(key), join_path(where, key))
 
 
 def _parse_container(value: Any, where: str, *, init: bool) -> Container:
@@ -127,6 +160,10 @@ def _parse_container(value: Any, where: str, *, init: bool) -> Container:
     if "name" not in raw or raw["name"] in (None, ""):
         raise InputError(join_path(where, "name"), "Required value")
     name = expect_str(raw["name"], join_path(where, "name"))
+    problem = validation.dns1123_label_error(name)
+    if problem is not None:
+        raise InputError(join_path(where, "name"), validation.invalid(name, problem))
+    _check_field_types(raw, where)
     restart_policy = raw.get("restartPolicy")
     if restart_policy is not None:
         policy_path = join_path(where, "restartPolicy")
@@ -163,10 +200,16 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
     if meta.get("name") in (None, ""):
         raise InputError(join_path(meta_path, "name"), "Required value")
     name = expect_str(meta["name"], join_path(meta_path, "name"))
+    problem = validation.dns1123_subdomain_error(name)
+    if problem is not None:
+        raise InputError(join_path(meta_path, "name"), validation.invalid(name, problem))
     uid = meta.get("uid")
     uid = name if uid in (None, "") else expect_str(uid, join_path(meta_path, "uid"))
     namespace = meta.get("namespace")
     namespace = "default" if namespace in (None, "") else expect_str(namespace, join_path(meta_path, "namespace"))
+    problem = validation.dns1123_label_error(namespace)
+    if problem is not None:
+        raise InputError(join_path(meta_path, "namespace"), validation.invalid(namespace, problem))
     for key in ("labels", "annotations"):
         expect_map(meta.get(key), join_path(meta_path, key))
 
@@ -182,25 +225,31 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
     _check_unique_names(init_containers, containers, spec_path)
     resources = None
     if spec.get("resources") is not None:
-        resources = parse_resource_requirements(spec["resources"], join_path(spec_path, "resources"))
+        resources = parse_resource_requirements(spec["resources"], join_path(spec_path, "resources"), pod_level=True)
 
     pod = Pod(name=name, uid=uid, namespace=namespace, init_containers=init_containers,
               containers=containers, resources=resources)
     set_defaults_pod(pod, pod_level_resources=pod_level_resources)
     for key, group in (("initContainers", init_containers), ("containers", containers)):
         for i, container in enumerate(group):
-            _validate_resources(container.resources, join_path(index_path(join_path(spec_path, key), i), "resources"))
+            _validate_resources(container.resources, join_path(index_path(join_path(spec_path, key), i), "resources"),
+                                pod_level=is_pod_level_resources_set(pod))
     return pod
 
 
-def _validate_resources(resources: ResourceRequirements, where: str) -> None:
+def _validate_resources(resources: ResourceRequirements, where: str, *, pod_level: bool = False) -> None:
     """API validation of a container's resources (run after defaulting, as for static pods): quantities are
-    not negative, a request does not exceed its limit, and hugepage/extended requests equal their limits."""
+    not negative, hugepage limits are multiples of the page size, a request does not exceed its limit,
+    hugepage/extended requests equal their limits and have one, and hugepages come with cpu or memory."""
     for kind, resource_list in (("limits", resources.limits), ("requests", resources.requests)):
         for name, quantity in resource_list.items():
             if quantity.sign() < 0:
                 raise InputError(join_path(join_path(where, kind), name),
                                  f'Invalid value: "{quantity}": must be greater than or equal to 0')
+            if kind == "limits" and is_hugepage_resource(name):
+                problem = validation.hugepage_multiple_error(name, quantity)
+                if problem is not None:
+                    raise InputError(join_path(join_path(where, kind), name), validation.invalid(str(quantity), problem))
     for name, request in resources.requests.items():
         limit = resources.limits.get(name)
         if limit is None:
@@ -210,6 +259,14 @@ def _validate_resources(resources: ResourceRequirements, where: str) -> None:
             raise InputError(path, f'Invalid value: "{request}": must be equal to {name} limit of {limit}')
         if request.cmp(limit) > 0:
             raise InputError(path, f'Invalid value: "{request}": must be less than or equal to {name} limit of {limit}')
+    for name in resources.requests:
+        if name not in resources.limits and not _is_overcommit_allowed(name):
+            raise InputError(join_path(join_path(where, "limits"), name),
+                             "Required value: Limit must be set for non overcommitable resources")
+    names = [*resources.limits, *resources.requests]
+    # with pod-level resources the pod's cpu/memory bound the container (the rule is then not applied here)
+    if not pod_level and any(map(is_hugepage_resource, names)) and not any(n in ("cpu", "memory") for n in names):
+        raise InputError(where, "Forbidden: HugePages require cpu or memory")
 
 
 def _check_unique_names(init_containers: list[Container], containers: list[Container], spec_path: str) -> None:

@@ -63,8 +63,16 @@ def _classify_explained(
 
 
 def get_pod_qos(pod: Pod, pod_level_resources_enabled: bool) -> str:
-    """"Guaranteed", "Burstable" or "BestEffort" for `pod` (PodLevelResources gate as given)."""
-    return get_pod_qos_explained(pod, pod_level_resources_enabled)[0]
+    """"Guaranteed", "Burstable" or "BestEffort" for `pod` (PodLevelResources gate as given).
+
+    Remembered on the pod, as kubelet's GetPodQOS returns `status.qosClass` once it is set: a pod's
+    QoS class never changes after creation, and the managers ask for it once per container (without
+    the memo a pod of n containers costs O(n^2))."""
+    memo = pod.__dict__.setdefault("_qos_memo", {}) if hasattr(pod, "__dict__") else {}
+    known = memo.get(pod_level_resources_enabled)
+    if known is None:
+        known = memo[pod_level_resources_enabled] = get_pod_qos_explained(pod, pod_level_resources_enabled)[0]
+    return known
 
 
 def get_pod_qos_explained(pod: Pod, pod_level_resources_enabled: bool) -> tuple[str, str]:

@@ -25,6 +25,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Optional, Union
 
+from kubeinputs.limits import LIMITS, number_too_long
+
 BINARY_SI = "BinarySI"
 DECIMAL_SI = "DecimalSI"
 DECIMAL_EXPONENT = "DecimalExponent"
@@ -467,6 +469,8 @@ def _parse_string(text: str) -> Quantity:
         raise TypeError(f"parse_quantity needs a string, got {type(text).__name__}")
     if text == "":
         raise QuantityError(ERR_FORMAT_WRONG)
+    if len(text) > LIMITS.max_number_digits:
+        raise QuantityError(number_too_long(len(text)))
     if text == "0":
         return Quantity(0, 0, DECIMAL_SI, cached="0")
     positive, value, num, denom, suffix = _scan(text)
@@ -567,6 +571,8 @@ def parse_quantity(value: Union[str, int, float]) -> Quantity:
     if isinstance(value, bool):
         return _parse_string("true" if value else "false")
     if isinstance(value, int):
+        if value.bit_length() > LIMITS.max_number_digits * 3.33:  # str() would fail past 4,300 digits
+            raise QuantityError(number_too_long(int(value.bit_length() * 0.30103) + 1))
         return _parse_string(str(value))
     if isinstance(value, float):
         return _parse_string(go_json_float(value))

@@ -26,6 +26,7 @@ import json
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
 
 from kubeinputs.errors import ROOT, InputError, index_path, join_path
+from kubeinputs.limits import LIMITS, check_depth, flag, number_too_long, read_bytes
 
 if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
     from pathlib import Path
@@ -35,6 +36,8 @@ T = TypeVar("T")
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_SURROGATE = None  # compiled on first use: lone UTF-16 surrogates a JSON `\\ud800` escape leaves in a str
 
 
 class _DuplicateJSONKey(Exception):
@@ -63,11 +66,14 @@ class _Builder:
     def __init__(self, loader: Any) -> None:
         self.loader = loader
         self.done: dict[int, Any] = {}  # id(node) -> value: aliases share, recursion terminates
+        self.depth = 0
 
     def build(self, node: Any, where: str) -> Any:
         """The value of `node`, found at path `where`."""
         if node.tag == _STR_TAG and node.id == "scalar":
             return node.value
+        if node.id == "scalar" and node.tag == _INT_TAG and len(node.value) > LIMITS.max_number_digits:
+            raise InputError(where or ROOT, number_too_long(len(node.value)))
         if node.id == "scalar" or node.tag not in (_MAP_TAG, _SEQ_TAG):
             # plain scalars (int, float, bool, null, timestamp, ...) and tagged collections
             # (!!set, !!omap) as PyYAML's safe constructor builds them
@@ -75,12 +81,19 @@ class _Builder:
         known = self.done.get(id(node))
         if known is not None:
             return known
-        if node.id == "sequence":
-            items: list = []
-            self.done[id(node)] = items
-            items.extend(self.build(item, index_path(where, i)) for i, item in enumerate(node.value))
-            return items
-        return self._build_mapping(node, where)
+        self.depth += 1
+        if self.depth > LIMITS.max_depth:
+            raise InputError(where or ROOT, f"nested deeper than {LIMITS.max_depth} levels, the max_depth limit "
+                                            f"(raise it with {flag('max_depth')})")
+        try:
+            if node.id == "sequence":
+                items: list = []
+                self.done[id(node)] = items
+                items.extend(self.build(item, index_path(where, i)) for i, item in enumerate(node.value))
+                return items
+            return self._build_mapping(node, where)
+        finally:
+            self.depth -= 1
 
     def _build_mapping(self, node: Any, where: str) -> dict:
         import yaml
@@ -124,11 +137,75 @@ def load_yaml_text(text: str, where: str = "") -> Any:
     loader = _loader_class()(text)
     try:
         node = loader.get_single_node()
-        return None if node is None else _Builder(loader).build(node, where)
+        if node is None:
+            return None
+        _check_expansion(node, where)
+        return _Builder(loader).build(node, where)
     except yaml.YAMLError as exc:
         raise InputError(where or ROOT, _yaml_reason(exc)) from None
     finally:
         loader.dispose()
+
+
+def _check_expansion(root: Any, where: str) -> None:
+    """Refuse a document whose aliases expand past max_yaml_nodes nodes (a "billion laughs" bomb):
+    the values are shared once built, but every reader after this one walks the expanded tree."""
+    limit = LIMITS.max_yaml_nodes
+    sizes: dict[int, int] = {}
+    # iterative post-order over the node graph; an alias cycle counts as one node (it is refused later)
+    stack: list = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes and not children_done:
+            continue
+        if node.id == "scalar":
+            sizes[key] = 1
+            continue
+        children = [v for pair in node.value for v in pair] if node.id == "mapping" else node.value
+        if not children_done:
+            sizes[key] = 1  # provisional: breaks cycles
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        total = 1 + sum(sizes.get(id(child), 1) for child in children)
+        if total > limit:
+            raise InputError(where or ROOT, f"expands to more than {limit:,} YAML nodes through its aliases, the "
+                                            f"max_yaml_nodes limit (raise it with {flag('max_yaml_nodes')})")
+        sizes[key] = total
+
+
+def _json_int(text: str) -> int:
+    """A JSON integer; one past max_number_digits is refused (Python would raise past 4,300)."""
+    if len(text) > LIMITS.max_number_digits:
+        raise _TooLong(len(text))
+    return int(text)
+
+
+class _TooLong(Exception):
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _replace_surrogates(doc: Any) -> Any:
+    """Lone surrogates (from `\\ud800` escapes) become U+FFFD, as Go's encoding/json decodes them."""
+    global _SURROGATE
+    if _SURROGATE is None:
+        import re
+
+        _SURROGATE = re.compile("[\ud800-\udfff]")
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str):
+            return _SURROGATE.sub("\ufffd", value)
+        if isinstance(value, dict):
+            return {fix(k): fix(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        return value
+
+    return fix(doc)  # depth already bounded by check_depth
 
 
 def _no_constant(name: str) -> Any:
@@ -146,10 +223,19 @@ def _strict_object(pairs: list[tuple[str, Any]]) -> dict:
     return result
 
 
+def _has_surrogate_escape(text: str) -> bool:
+    """Whether the JSON text may hold a `\\uD800`-`\\uDFFF` escape (a cheap test before the walk)."""
+    import re
+
+    return re.search(r"\\u[dD][89a-fA-F]", text) is not None
+
+
 def load_json_text(text: str, where: str = "") -> Any:
     """One JSON document; a syntax error (with line and column) or a duplicate key is an InputError."""
     try:
-        return json.loads(text, object_pairs_hook=_strict_object, parse_constant=_no_constant)
+        doc = json.loads(text, object_pairs_hook=_strict_object, parse_constant=_no_constant, parse_int=_json_int)
+    except _TooLong as exc:
+        raise InputError(where or ROOT, "not valid JSON: " + number_too_long(exc.digits)) from None
     except json.JSONDecodeError as exc:
         raise InputError(where or ROOT, f"not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except ValueError as exc:  # NaN, Infinity
@@ -158,6 +244,11 @@ def load_json_text(text: str, where: str = "") -> Any:
         raise InputError(where or ROOT, "not valid JSON: nested too deeply") from None
     except _DuplicateJSONKey as dup:
         duplicate = dup.key
+    else:
+        check_depth(doc, where)
+        if "\\u" in text and _has_surrogate_escape(text):
+            doc = _replace_surrogates(doc)
+        return doc
     # JSON is YAML: the YAML reader names the duplicate's path and both places.
     try:
         load_yaml_text(text, where)
@@ -176,8 +267,7 @@ def load_file(path: Union[str, Path]) -> Any:
     """Read and parse a YAML or JSON (`*.json`) file; every problem is an InputError naming the file."""
     name = str(path)
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_bytes(path).decode("utf-8")
     except OSError as exc:
         raise InputError("", f"cannot read file: {exc.strerror or exc}", name) from None
     except UnicodeDecodeError as exc:

@@ -23,30 +23,46 @@ from pathlib import Path
 from typing import Optional, Union
 
 from kubeinputs.errors import InputError
+from kubeinputs.limits import read_bytes
 from kubeinputs.machine import HugePagesInfo, MachineInfo, Node
 
-_NODE_RE = re.compile(r"^node(\d+)$")
-_CPU_RE = re.compile(r"^cpu(\d+)$")
-_MEMTOTAL_RE = re.compile(r"MemTotal:\s*([0-9]+) kB")
-_HUGEPAGES_DIR_RE = re.compile(r"^hugepages-([0-9]+)kB$")
+# ASCII digits only: Python's \\d and str.isdigit() also take "²" or "٣", which int() or Go's strconv refuse
+_NODE_RE = re.compile(r"^node([0-9]+)$", re.ASCII)
+_CPU_RE = re.compile(r"^cpu([0-9]+)$", re.ASCII)
+_MEMTOTAL_RE = re.compile(r"MemTotal:[ \t]*([0-9]+) kB", re.ASCII)
+_HUGEPAGES_DIR_RE = re.compile(r"^hugepages-([0-9]+)kB$", re.ASCII)
+_UINT_RE = re.compile(r"[0-9]+", re.ASCII)
+UINT64_MAX = (1 << 64) - 1
+INT32_MAX = (1 << 31) - 1  # ids (node, cpu, core, package) are C ints in the kernel
 
 
 def _read_text(path: Path) -> Optional[str]:
     """A file's text, or None when it does not exist."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        data = read_bytes(path, limit_name="max_sysfs_bytes")
     except FileNotFoundError:
         return None
     except OSError as err:
         raise InputError("", f"cannot read: {err.strerror or err}", str(path)) from None
+    return data.decode("utf-8", errors="replace")
 
 
-def _parse_int(text: str, path: Path) -> int:
+def _uint(token: str, path: Path, maximum: int = UINT64_MAX, what: str = "a number") -> int:
+    """An unsigned decimal of ASCII digits, at most `maximum` (what cadvisor's strconv parsing takes)."""
+    if not _UINT_RE.fullmatch(token):
+        raise InputError("", f"expected {what} in ASCII digits, got {token[:80]!r}", str(path))
+    if len(token) > len(str(maximum)) + 20 or int(token) > maximum:
+        raise InputError("", f"{token[:40]}{'...' if len(token) > 40 else ''} is out of range (at most {maximum})",
+                         str(path))
+    return int(token)
+
+
+def _parse_int(text: str, path: Path, maximum: int = UINT64_MAX) -> int:
     """The first number in a sysfs value file."""
     token = text.strip().split()[0] if text.strip() else ""
-    if not token.isdigit():
+    if not token:
         raise InputError("", f"expected a number, got {text.strip()!r}", str(path))
-    return int(token)
+    return _uint(token, path, maximum)
 
 
 def _glob_sorted(folder: Path, pattern: re.Pattern) -> list[tuple[int, Path]]:
@@ -59,7 +75,7 @@ def _glob_sorted(folder: Path, pattern: re.Pattern) -> list[tuple[int, Path]]:
     for name in names:
         match = pattern.match(name)
         if match:
-            result.append((int(match.group(1)), folder / name))
+            result.append((_uint(match.group(1), folder / name, INT32_MAX, "an id"), folder / name))
     return result
 
 
@@ -72,7 +88,7 @@ def _read_memory(node_dir: Path) -> int:
     match = _MEMTOTAL_RE.search(text)
     if not match:
         raise InputError("", "no MemTotal line", str(path))
-    return int(match.group(1)) * 1024
+    return _uint(match.group(1), path, UINT64_MAX // 1024) * 1024
 
 
 def _read_hugepages(folder: Path) -> list[HugePagesInfo]:
@@ -90,7 +106,10 @@ def _read_hugepages(folder: Path) -> list[HugePagesInfo]:
         text = _read_text(nr_path)
         if text is None:
             raise InputError("", "missing", str(nr_path))
-        result.append(HugePagesInfo(page_size=int(match.group(1)), num_pages=_parse_int(text, nr_path)))
+        page_size = _uint(match.group(1), folder / name, UINT64_MAX // 1024, "a page size")
+        if page_size == 0:
+            raise InputError("", "a page size of 0 kB", str(folder / name))
+        result.append(HugePagesInfo(page_size=page_size, num_pages=_parse_int(text, nr_path)))
     return result
 
 
@@ -101,9 +120,9 @@ def _read_distances(node_dir: Path) -> Optional[list[int]]:
     if text is None:
         return None
     fields = text.strip().split(" ")
-    if not all(f.isdigit() for f in fields):
-        raise InputError("", f"expected space-separated numbers, got {text.strip()!r}", str(path))
-    return [int(f) for f in fields]
+    if not all(_UINT_RE.fullmatch(f) for f in fields):
+        raise InputError("", f"expected space-separated numbers, got {text.strip()[:80]!r}", str(path))
+    return [_uint(f, path, 255, "a distance") for f in fields]
 
 
 def _cpu_online(cpu_dir: Path) -> bool:
@@ -125,8 +144,8 @@ def _read_cores(node_dir: Path) -> Optional[list[dict]]:
         package_text = _read_text(cpu_dir / "topology" / "physical_package_id")
         if core_text is None or package_text is None:
             continue
-        core_id = _parse_int(core_text, cpu_dir / "topology" / "core_id")
-        socket_id = _parse_int(package_text, cpu_dir / "topology" / "physical_package_id")
+        core_id = _parse_int(core_text, cpu_dir / "topology" / "core_id", INT32_MAX)
+        socket_id = _parse_int(package_text, cpu_dir / "topology" / "physical_package_id", INT32_MAX)
         for core in cores:
             if core["core_id"] == core_id and core["socket_id"] == socket_id:
                 core["thread_ids"].append(cpu_id)

@@ -76,6 +76,12 @@ class FakeManager:
         """An empty list, like get_memory (kubelet's fake has no pod-level reader)."""
         return []
 
+    def deferred_writes(self):
+        """No checkpoint: nothing to defer."""
+        from contextlib import nullcontext
+
+        return nullcontext()
+
     def state(self) -> StateReader:
         """A read-only view of the empty in-memory state."""
         return StateReader(self._state)

@@ -99,10 +99,15 @@ class Manager:
     def __init__(self, policy: Policy, state_dir: Optional[str], feature_gates: FeatureGates):
         self.policy = policy
         self.state_dir = state_dir
+        self.file_ops = None  # the checkpoint's FileOps (None: the durable default); set before start
         self.feature_gates = feature_gates
         self.container_map = ContainerMap()
         self._state: Optional[State] = None
         self._active_pods: Optional[ActivePodsFunc] = None
+        # optional: a value that changes whenever the active pods may have changed (the simulated node
+        # gives one); with it remove_stale_state skips the walk while nothing can have become stale
+        self._active_pods_version: Optional[Any] = None
+        self._clean_for: Optional[tuple] = None
         self._allocatable_memory: list[Block] = []
 
     # ----- lifecycle ----------------------------------------------------------------------------
@@ -111,6 +116,7 @@ class Manager:
         self,
         active_pods: ActivePodsFunc,
         initial_containers: Union[ContainerMap, Mapping[str, tuple[str, str]], None] = None,
+        active_pods_version: Optional[Any] = None,
     ) -> None:
         """Restore the state, start the policy (validateState) and cache allocatable memory once.
 
@@ -118,6 +124,8 @@ class Manager:
         restored, and MemoryManagerError when the policy refuses the restored state.
         """
         self._active_pods = active_pods
+        self._active_pods_version = active_pods_version
+        self._clean_for = None
         if isinstance(initial_containers, ContainerMap):
             self.container_map = initial_containers
         else:
@@ -135,6 +143,7 @@ class Manager:
             CHECKPOINT_FILE_NAME,
             self.policy.name(),
             pod_level_resource_managers=self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE),
+            ops=self.file_ops,
         )
 
     def _started_state(self) -> State:
@@ -160,6 +169,14 @@ class Manager:
         removals.
         """
         state = self._started_state()
+        # After a pass every stored container belongs to an active pod, and until the active pods
+        # change only their containers are allocated: nothing can be stale, and the O(containers)
+        # walk per call (a pod of n containers: O(n^2)) is skipped.
+        version = self._active_pods_version() if self._active_pods_version is not None else None
+        clean = self._clean_for
+        if version is not None and clean is not None and clean[0] == version[0] and clean[1] is version[1]:
+            return
+        self._clean_for = version
         pods = {pod.uid: pod for pod in (self._active_pods() if self._active_pods is not None else [])}
         # like kubelet, the last pod listed under a UID counts
         active = {(uid, c.name) for uid, pod in pods.items() for c in (*pod.init_containers, *pod.containers)}
@@ -235,6 +252,14 @@ class Manager:
     def get_pod_memory(self, pod_uid: str) -> Optional[list[Block]]:
         """The pod-level blocks (PodLevelResourceManagers), None if none."""
         return self._started_state().get_pod_memory_blocks(pod_uid)
+
+    def deferred_writes(self):
+        """A context in which the checkpoint is written once at the end instead of after every change
+        (see CheckpointState.deferred_writes); a no-op context for a state without it."""
+        from contextlib import nullcontext
+
+        deferred = getattr(self._state, "deferred_writes", None)
+        return deferred() if deferred is not None else nullcontext()
 
     def state(self) -> StateReader:
         """A read-only view of the state store (kubelet's State() returns a state.Reader)."""

@@ -23,14 +23,17 @@ def encode_checkpoint(
     pod_entries: Optional[PodMemoryAssignments] = None,
     fmt: str = DEFAULT_WRITE_FORMAT,
     memo: Optional[FNVMemo] = None,
+    pod_pieces: Optional[dict] = None,
 ) -> bytes:
     """The bytes kubelet writes for this content in format `fmt` (v1 drops pod entries).
 
     Built directly from the known state types (see "the direct writer" below): byte for
     byte what reference_encode_checkpoint, the Go-typed codec, writes. The texts are built
     in pieces (one per NUMA node, one per pod); `memo`, kept by a store between writes,
-    makes the checksums of pieces seen before O(1). Cost: O(size of the file), the
-    checksums O(size of the changed pieces) with a warm memo.
+    makes the checksums of pieces seen before O(1); `pod_pieces` (pod UID -> (JSON text, go-spew
+    text) of its container entries), kept by a store that drops a pod's item whenever it changes
+    that pod, saves re-encoding unchanged pods. Cost: O(size of the file), the checksums
+    O(size of the changed pieces) with a warm memo.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown checkpoint format {fmt!r}: expected one of {', '.join(FORMATS)}")
@@ -43,13 +46,15 @@ def encode_checkpoint(
 
     json_pieces = ['{"policyName":' + gojson.encode_string(policy_name) + ',"machineState":']
     _json_machine_state(machine_state, json_pieces)
+    if pod_pieces is None:
+        pod_pieces = {}
     if entries:
         json_pieces.append(',"entries":')
-        _json_assignments(entries, json_pieces)
+        _json_assignments(entries, json_pieces, pod_pieces)
     spew_pieces = ["(*state." + LEGACY_TYPE_NAME + "){PolicyName:(string)" + policy_name + " MachineState:"]
     nil_last = _spew_machine_state(machine_state, spew_pieces)
     spew_pieces.append(" Entries:")
-    _spew_assignments(entries, nil_last, spew_pieces)
+    _spew_assignments(entries, nil_last, spew_pieces, pod_pieces)
     pods = pod_entries if pod_entries is not None else {}
     if fmt == "v2":
         spew_pieces.append(" PodEntries:")
@@ -149,7 +154,22 @@ def _json_blocks(blocks: Optional[list[Block]]) -> str:
     ]) + "]"
 
 
-def _json_assignments(entries: Optional[ContainerMemoryAssignments], out: list[str]) -> None:
+def _pod_texts(pod: str, containers, cache: dict) -> tuple[str, str]:
+    """(JSON, go-spew) texts of one pod's container map, from `cache` when there. Cost: O(blocks)."""
+    known = cache.get(pod)
+    if known is None:
+        if containers is None:
+            known = ("null", "<nil>")
+        else:
+            known = (
+                "{" + ",".join([gojson.encode_string(c) + ":" + _json_blocks(b) for c, b in _by_text(containers)]) + "}",
+                "map[" + " ".join([c + ":" + _spew_blocks(containers[c]) for c in sorted(containers)]) + "]",
+            )
+        cache[pod] = known
+    return known
+
+
+def _json_assignments(entries: Optional[ContainerMemoryAssignments], out: list[str], cache: dict) -> None:
     """A ContainerMemoryAssignments (nil: null), one piece per pod. Cost: O(blocks)."""
     if entries is None:
         out.append("null")
@@ -157,10 +177,7 @@ def _json_assignments(entries: Optional[ContainerMemoryAssignments], out: list[s
     separator = "{"
     for pod, containers in _by_text(entries):
         out.append(separator + gojson.encode_string(pod) + ":")
-        if containers is None:
-            out.append("null")
-        else:
-            out.append("{" + ",".join([gojson.encode_string(c) + ":" + _json_blocks(b) for c, b in _by_text(containers)]) + "}")
+        out.append(_pod_texts(pod, containers, cache)[0])
         separator = ","
     out.append("}" if separator == "," else "{}")
 
@@ -243,7 +260,8 @@ def _spew_blocks(blocks: Optional[list[Block]]) -> str:
     ]) + "]"
 
 
-def _spew_assignments(entries: Optional[ContainerMemoryAssignments], omit_type: bool, out: list[str]) -> None:
+def _spew_assignments(entries: Optional[ContainerMemoryAssignments], omit_type: bool, out: list[str],
+                      cache: dict) -> None:
     """The Entries field's value (its type omitted after a trailing nil node), one piece per pod.
     Cost: O(blocks)."""
     kind = "" if omit_type else "(state.ContainerMemoryAssignments)"
@@ -252,12 +270,8 @@ def _spew_assignments(entries: Optional[ContainerMemoryAssignments], omit_type: 
         return
     separator = kind + "map["
     for pod in sorted(entries):
-        containers = entries[pod]
         out.append(separator + pod + ":")
-        if containers is None:
-            out.append("<nil>")
-        else:
-            out.append("map[" + " ".join([c + ":" + _spew_blocks(containers[c]) for c in sorted(containers)]) + "]")
+        out.append(_pod_texts(pod, entries[pod], cache)[1])
         separator = " "
     out.append("]" if separator == " " else kind + "map[]")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+from contextlib import contextmanager
 from typing import Optional
 
 from kubeinputs import gojson
@@ -60,14 +61,17 @@ def policy_mismatch(configured: str, stored: str) -> CheckpointError:
 
 
 def nil_memory_table(loaded: LoadedCheckpoint) -> Optional[str]:
-    """Where a restored machine state has a null memory table, on which kubelet crashes
-    (NUMANodeMap.Clone dereferences it); None when there is none."""
+    """What in a restored machine state is null where kubelet dereferences it (NUMANodeMap.Clone: a
+    node's state, or one of its memory tables), e.g. `the memory table of NUMA node 0 resource
+    "memory"`; None when nothing is."""
     for node_id, node in sorted((loaded.machine_state or {}).items()):
-        if node is None or node.memory_map is None:
+        if node is None:
+            return f"the state of NUMA node {node_id}"
+        if node.memory_map is None:
             continue
         for resource, table in sorted(node.memory_map.items()):
             if table is None:
-                return f"NUMA node {node_id} resource {go_quote(resource)}"
+                return f"the memory table of NUMA node {node_id} resource {go_quote(resource)}"
     return None
 
 
@@ -78,7 +82,7 @@ def check_loadable(loaded: LoadedCheckpoint, policy_name: Optional[str], path: s
     where = nil_memory_table(loaded)
     if where is not None:
         raise StateError(
-            f"kubelet would crash restoring {go_quote(path)}: the memory table of {where} is null "
+            f"kubelet would crash restoring {go_quote(path)}: {where} is null "
             f"(nil pointer dereference in NUMANodeMap.Clone); drain this node and delete the file"
         )
 
@@ -105,6 +109,9 @@ class CheckpointState(State):
         self.pod_level_resource_managers = pod_level_resource_managers
         self.write_format = write_format
         self.restored_format: Optional[str] = None  # v1/v2/v3, or None when created fresh
+        self._pod_pieces: dict = {}  # pod UID -> encoded texts of its entries (see encode_checkpoint)
+        self._deferring = 0  # > 0 inside deferred_writes(): writes wait for its end
+        self._dirty = False
         self.last_store_error: Optional[Exception] = None
         self._checksum_memo = FNVMemo()  # checksums of unchanged pieces, from one write to the next
 
@@ -132,22 +139,43 @@ class CheckpointState(State):
         check_loadable(loaded, self.policy_name, self.path)
         self._cache.set_machine_state(loaded.machine_state)
         self._cache.set_memory_assignments(loaded.entries)
+        self._pod_pieces.clear()
         if self.pod_level_resource_managers:
             self._cache.set_pod_memory_assignments(loaded.pod_entries)
         self.restored_format = loaded.format
         log.debug("State checkpoint: restored state from checkpoint (%s)", loaded.format)
 
     def checkpoint_bytes(self) -> bytes:
-        """The bytes the next write would put in the file."""
-        pod_entries = self._cache.get_pod_memory_assignments() if self.pod_level_resource_managers else None
+        """The bytes the next write would put in the file (encoded from the cache itself, not from
+        copies: encoding only reads, and copying every entry on every write made n writes O(n^2))."""
+        cache = self._cache
+        pod_entries = cache._pod_assignments if self.pod_level_resource_managers else None
         return encode_checkpoint(
             self.policy_name,
-            self._cache.get_machine_state(),
-            self._cache.get_memory_assignments(),
+            cache._machine_state,
+            cache._assignments,
             pod_entries,
             self.write_format,
             memo=self._checksum_memo,
+            pod_pieces=self._pod_pieces,
         )
+
+    @contextmanager
+    def deferred_writes(self):
+        """Inside: the writers change the state but the file is written once, at the end (if anything
+        changed). kubelet writes after every change; the simulated node defers within one pod's
+        admission or removal, so that a pod of n containers costs one write, not n writes of O(n) bytes.
+        The file after the block is the one kubelet leaves after the same calls; a crash inside it
+        leaves the state before them (kubelet's file would hold a prefix of the pod's containers,
+        which restart clears as stale state all the same)."""
+        self._deferring += 1
+        try:
+            yield self
+        finally:
+            self._deferring -= 1
+            if self._deferring == 0 and self._dirty:
+                self._dirty = False
+                self._store_logged()
 
     def _store(self) -> None:
         """Write the whole checkpoint (raises on failure)."""
@@ -155,6 +183,9 @@ class CheckpointState(State):
 
     def _store_logged(self) -> None:
         """Write the checkpoint; a failure is logged and remembered, as kubelet does."""
+        if self._deferring:
+            self._dirty = True
+            return
         try:
             self._store()
             self.last_store_error = None
@@ -204,11 +235,13 @@ class CheckpointState(State):
     def set_memory_blocks(self, pod_uid: str, container_name: str, blocks: Optional[list[Block]]) -> None:
         """Store a container's blocks, then write the checkpoint."""
         self._cache.set_memory_blocks(pod_uid, container_name, blocks)
+        self._pod_pieces.pop(pod_uid, None)
         self._store_logged()
 
     def set_memory_assignments(self, assignments: Optional[ContainerMemoryAssignments]) -> None:
         """Replace all container assignments, then write the checkpoint."""
         self._cache.set_memory_assignments(assignments)
+        self._pod_pieces.clear()
         self._store_logged()
 
     def set_pod_memory_blocks(self, pod_uid: str, blocks: Optional[list[Block]]) -> None:
@@ -224,6 +257,7 @@ class CheckpointState(State):
     def delete(self, pod_uid: str, container_name: str) -> None:
         """Forget a container, then write the checkpoint."""
         self._cache.delete(pod_uid, container_name)
+        self._pod_pieces.pop(pod_uid, None)
         self._store_logged()
 
     def delete_pod(self, pod_uid: str) -> None:
@@ -234,6 +268,7 @@ class CheckpointState(State):
     def clear_state(self) -> None:
         """Empty the state, then write the checkpoint."""
         self._cache.clear_state()
+        self._pod_pieces.clear()
         self._store_logged()
 
 

@@ -6,7 +6,7 @@ logs or returns.
 """
 from __future__ import annotations
 
-from kubeinputs.errors import Error
+from kubeinputs.limits import WorkLimitError
 
 
 class TopologyManagerError(Exception):
@@ -29,7 +29,7 @@ class HintProviderError(TopologyManagerError, TypeError):
     """A hint provider answered with something that is not a `ProviderHints` value."""
 
 
-class BoundedWorkError(TopologyManagerError, Error, RuntimeError):
+class BoundedWorkError(TopologyManagerError, WorkLimitError, RuntimeError):
     """kubelet's answer here needs more work than this project allows itself (bounded-work refusal).
 
     Raised instead of a hang, a MemoryError or a guess: e.g. kubelet would enumerate 2^34

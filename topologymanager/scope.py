@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from topologymanager.admission import PodAdmitResult
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
+from kubeinputs.limits import WorkLimitError
 from kubeinputs.pod import is_pod_level_resources_set
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import HintProvider
@@ -92,6 +93,8 @@ class Scope:
         for provider in self.hint_providers:
             try:
                 provider.allocate(pod, container)
+            except WorkLimitError:
+                raise  # not kubelet's answer: the simulation stopped (kubeinputs/limits.py)
             except Exception as err:  # a provider refuses by raising (kubelet: returns an error)
                 return err
         return None

@@ -97,7 +97,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in (explain_cmd, serve_cmd, podresources_cmd, nrt_cmd, fleet_cmd):
         module.add_parser(commands)
+    for sub in (run, inspect, verify, machine, *(commands.choices[name] for name in ("explain", "serve"))):
+        add_limit_flag(sub)
     return parser
+
+
+def add_limit_flag(parser: argparse.ArgumentParser) -> None:
+    """`--limit NAME=N`, repeatable: raise one of the readers' work limits (docs/limits.md)."""
+    parser.add_argument("--limit", action="append", default=[], metavar="NAME=N",
+                        help="raise a reader limit (max-file-bytes, max-checkpoint-bytes, max-sysfs-bytes, max-depth, "
+                             "max-yaml-nodes, max-number-digits); see docs/limits.md")
+
+
+def apply_limits(args: argparse.Namespace) -> None:
+    """Apply every `--limit` of the command line (a bad one is a UsageError)."""
+    from kubeinputs import limits
+
+    for assignment in getattr(args, "limit", None) or []:
+        try:
+            limits.set_limit(assignment)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -108,6 +128,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if args.in_place and not args.record:
         raise UsageError("--in-place only makes sense with --record")
     merge_fn = merge_function(args.merge)
+    observe_all = bool(args.json or args.record)  # else only what each step's expect names
     written: list[str] = []
 
     def on_scenario(result, scenario) -> None:
@@ -124,9 +145,10 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         from memorymanager.server.metrics import write_scenario_metrics
 
         report = write_scenario_metrics(args.metrics, lambda: run_paths(
-            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario))
+            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario, observe_all=observe_all))
     else:
-        report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario)
+        report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario,
+                           observe_all=observe_all)
     if args.html:
         from memorymanager.explain.html import write_report
 
@@ -197,20 +219,33 @@ def cmd_machine(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _safe_stream(stream: TextIO) -> TextIO:
+    """The stream, writing what its encoding cannot hold (a lone surrogate in a name) as a backslash
+    escape instead of raising UnicodeEncodeError."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(errors="backslashreplace")
+        except (ValueError, OSError):
+            pass
+    return stream
+
+
 class UsageError(Exception):
     """Arguments that parse but do not make sense together."""
 
 
 def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
     """Entry point; returns the exit code."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    out = out or _safe_stream(sys.stdout)
+    err = err or _safe_stream(sys.stderr)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     try:
+        apply_limits(args)
         if hasattr(args, "handler"):  # commands registered by their own modules
             return args.handler(args, out)
         if args.command == "run":

@@ -31,9 +31,13 @@ def human_size(n: int) -> str:
 
 def _read(path: str) -> tuple[Optional[bytes], Optional[str]]:
     """The file's bytes, or a one-line reason why it cannot be read."""
+    from kubeinputs.errors import InputError
+    from kubeinputs.limits import read_bytes
+
     try:
-        with open(path, "rb") as f:
-            return f.read(), None
+        return read_bytes(path, limit_name="max_checkpoint_bytes"), None
+    except InputError as err:
+        return None, f"{path}: {err.reason}"
     except FileNotFoundError:
         return None, f"{path}: no such file (kubelet would start with an empty state and create it)"
     except IsADirectoryError:

@@ -42,7 +42,11 @@ def checkpoint_pods(path: Path) -> list[Pod]:
     from kubeinputs.gojson import GoJSONError
 
     try:
-        loaded = read_checkpoint(path.read_bytes())
+        from kubeinputs.limits import read_bytes
+
+        loaded = read_checkpoint(read_bytes(path, limit_name="max_checkpoint_bytes"))
+    except InputError:
+        raise
     except (CheckpointError, GoJSONError) as exc:
         raise InputError(str(path), f"kubelet could not load this checkpoint: {exc}") from None
     except OSError as exc:

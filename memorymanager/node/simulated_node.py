@@ -220,6 +220,7 @@ class SimulatedNode:
         self.config = config
         self.state_dir = state_dir
         self.merge_fn = merge_fn
+        self.file_ops = None  # the checkpoint's FileOps: None is durable; NoSyncFileOps for a throwaway folder
         self.topology_manager: Any = None
         self.memory_manager: Any = None
         self.start_error: Optional[str] = None
@@ -228,6 +229,7 @@ class SimulatedNode:
         self._extra = _SwitchableProvider()
         self._extra_registered = False
         self._admitted: dict[str, Pod] = {}  # uid -> pod, admission order
+        self._admitted_version = 0  # bumped on every change of _admitted (see active_pods_version)
         self._known: dict[str, Pod] = {}  # every pod ever admitted (for removal by name)
         self._containers: dict[str, tuple[str, str]] = {}  # container ID -> (pod uid, name)
         self._current: Optional[Pod] = None
@@ -291,10 +293,11 @@ class SimulatedNode:
             policy_options=dict(cfg.memory_manager_policy_options) or None,
             feature_gates=gates,
         )
+        mm.file_ops = self.file_ops
         recorder = RecordingProvider(mm)
         tm.add_hint_provider(recorder)
         try:
-            mm.start(self.active_pods, self._initial_containers())
+            mm.start(self.active_pods, self._initial_containers(), self.active_pods_version)
         except Exception as exc:
             raise KubeletStartError(f"start memory manager error: {exc}") from exc
         self.topology_manager, self.memory_manager, self._recorder = tm, mm, recorder
@@ -331,6 +334,7 @@ class SimulatedNode:
         """
         for pod in pods:
             self._admitted.pop(pod.uid, None)
+            self._admitted_version += 1
             self._admitted[pod.uid] = pod
             self._known.pop(pod.uid, None)
             self._known[pod.uid] = pod
@@ -339,6 +343,11 @@ class SimulatedNode:
                 self._containers[cid] = (pod.uid, container.name)
                 if self.running:
                     self.memory_manager.container_map.add(pod.uid, container.name, cid)
+
+    def active_pods_version(self) -> tuple:
+        """(a counter bumped whenever the admitted pods change, the current pod): equal values mean
+        equal active_pods()."""
+        return (self._admitted_version, self._current)
 
     def active_pods(self) -> list[Pod]:
         """kubelet's activePods: admitted pods not removed, plus the pod of the current operation."""
@@ -370,23 +379,31 @@ class SimulatedNode:
         self._current = pod
         self._extra.current = extra
         try:
-            result = self.topology_manager.admit(pod)
-            if result.admit:
-                self._admitted.pop(pod.uid, None)
-                self._admitted[pod.uid] = pod
-                self._known.pop(pod.uid, None)
-                self._known[pod.uid] = pod
-                for container in pod.all_containers():
-                    cid = container_id(pod, container.name)
-                    self.memory_manager.add_container(pod, container, cid)
-                    self.topology_manager.add_container(pod, container, cid)
-                    self._containers[cid] = (pod.uid, container.name)
-            else:
-                self._admitted.pop(pod.uid, None)
+            with self.memory_manager.deferred_writes():
+                result = self._admit(pod)
         finally:
             self._current = None
             self._extra.current = None
         return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded))
+
+    def _admit(self, pod: Pod):
+        """The admission proper (the checkpoint is written once, when it ends)."""
+        result = self.topology_manager.admit(pod)
+        if result.admit:
+            self._admitted.pop(pod.uid, None)
+            self._admitted_version += 1
+            self._admitted[pod.uid] = pod
+            self._known.pop(pod.uid, None)
+            self._known[pod.uid] = pod
+            for container in pod.all_containers():
+                cid = container_id(pod, container.name)
+                self.memory_manager.add_container(pod, container, cid)
+                self.topology_manager.add_container(pod, container, cid)
+                self._containers[cid] = (pod.uid, container.name)
+        else:
+            self._admitted.pop(pod.uid, None)
+            self._admitted_version += 1
+        return result
 
     def topology_hints(self, pod: Pod) -> dict[str, ProviderHints]:
         """The memory manager's hints only: per container (init then app), or `{"pod": ...}` in pod scope."""
@@ -407,15 +424,17 @@ class SimulatedNode:
         else:
             names = [c.name for c in pod.all_containers()]
             self._admitted.pop(pod.uid, None)
+            self._admitted_version += 1
         self.remove_container_ids([container_id(pod, name) for name in names])
 
     def remove_container_ids(self, ids: list[str]) -> None:
         """Memory manager then topology manager RemoveContainer for each ID (unknown IDs change nothing)."""
         self.require_running()
-        for cid in ids:
-            self.memory_manager.remove_container(cid)
-            self.topology_manager.remove_container(cid)
-            self._containers.pop(cid, None)
+        with self.memory_manager.deferred_writes():
+            for cid in ids:
+                self.memory_manager.remove_container(cid)
+                self.topology_manager.remove_container(cid)
+                self._containers.pop(cid, None)
 
     # ----- readers -----
 

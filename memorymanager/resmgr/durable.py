@@ -31,14 +31,21 @@ def write_json(path: str, doc: object, ops: Optional[FileOps] = None) -> None:
 def read_json(path: str, what: str) -> Optional[object]:
     """The JSON document in `path`, None when there is no such file; a clear PolicyError when
     the file is not JSON (naming the file and `what` it should hold)."""
+    from kubeinputs.errors import InputError
+    from kubeinputs.limits import read_bytes
+    from kubeinputs.reader import load_json_text
+
     try:
-        with open(path, "rb") as f:
-            blob = f.read()
+        blob = read_bytes(path, limit_name="max_checkpoint_bytes")
     except FileNotFoundError:
         return None
+    except InputError as err:
+        raise PolicyError(f"cannot read {what} {path}: {err.reason}") from None
     except OSError as err:
         raise PolicyError(f"cannot read {what} {path}: {err.strerror}") from err
     try:
-        return json.loads(blob)
-    except ValueError as err:
-        raise PolicyError(f"{what} {path} is not valid JSON: {err}") from err
+        return load_json_text(blob.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise PolicyError(f"{what} {path} is not valid JSON: not UTF-8 at byte {err.start}") from None
+    except InputError as err:
+        raise PolicyError(f"{what} {path} is not valid JSON: {err.reason}") from None

@@ -62,9 +62,18 @@ def build_provider(injected: InjectedHints) -> FixedHintProvider:
 class ScenarioRun:
     """The execution of one scenario on one node."""
 
-    def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[Callable[..., Any]] = None):
+    def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[Callable[..., Any]] = None,
+                 observe_all: bool = True, durable: bool = True):
+        # observe_all off: the whole node state (machineState, entries, podEntries, allocatable) is rendered
+        # only for steps whose expect names one of those keys; rendering it after every step makes a
+        # scenario of n admissions O(n^2). --json and --record need every step's full account.
+        self.observe_all = observe_all
         self.scenario = scenario
         self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
+        if not durable:  # a temporary folder removed after the scenario: no fsync needed
+            from state.checkpoint_manager import NoSyncFileOps
+
+            self.node.file_ops = NoSyncFileOps()
         self.context_pod: Optional[Pod] = None
         self._hint_shown: Optional[str] = None  # the start hint already attached to a step
 
@@ -92,7 +101,7 @@ class ScenarioRun:
             return StepResult(step.index, step.op, [], actual, skipped=error_message(exc))
         except Exception as exc:  # a failing step, never a crash of the runner
             actual["error"] = error_message(exc)
-        self._observe(actual)
+        self._observe(actual, step)
         return StepResult(step.index, step.op, compare(step.expect, actual), actual, self._notes(actual))
 
     def _notes(self, actual: dict[str, Any]) -> list[str]:
@@ -132,17 +141,21 @@ class ScenarioRun:
         else:  # check: nothing happens, but there must be a node to look at
             node.require_running()
 
-    def _observe(self, actual: dict[str, Any]) -> None:
+    def _observe(self, actual: dict[str, Any], step: Optional[Step] = None) -> None:
         """Add the node's state (and the context pod's) to `actual`; reading problems become the error."""
         if not self.node.running:
             return
         try:
-            actual.update(state_observations(self.node))
+            if self.observe_all or step is None or any(key in (step.expect or {}) for key in STATE_KEYS):
+                actual.update(state_observations(self.node))
             if self.context_pod is not None:
                 actual.update(pod_observations(self.node, self.context_pod))
         except Exception as exc:
             if actual.get("error") is None:
                 actual["error"] = "reading the node state failed: " + error_message(exc)
+
+
+STATE_KEYS = ("machineState", "entries", "podEntries", "allocatable")
 
 
 def prepare_state_dir(scenario: Scenario, state_dir: str) -> None:
@@ -157,7 +170,8 @@ def prepare_state_dir(scenario: Scenario, state_dir: str) -> None:
 
 
 def run_scenario(
-    scenario: Scenario, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None
+    scenario: Scenario, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None,
+    observe_all: bool = True,
 ) -> ScenarioResult:
     """Run one parsed scenario; `state_dir` None = a temporary folder removed afterwards."""
     temp = None
@@ -166,7 +180,7 @@ def run_scenario(
         state_dir = temp
     try:
         prepare_state_dir(scenario, state_dir)
-        steps = ScenarioRun(scenario, state_dir, merge_fn).run()
+        steps = ScenarioRun(scenario, state_dir, merge_fn, observe_all, durable=temp is None).run()
     finally:
         if temp is not None:
             shutil.rmtree(temp, ignore_errors=True)
@@ -174,7 +188,8 @@ def run_scenario(
 
 
 def run_file(
-    path: str, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None
+    path: str, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None,
+    observe_all: bool = True,
 ) -> tuple[ScenarioResult, Optional[Scenario]]:
     """Load and run one file; an invalid file gives an `invalid` result and no scenario."""
     try:
@@ -184,7 +199,7 @@ def run_file(
     except Exception as exc:  # a parser bug must not stop the other files
         return ScenarioResult(path, error=f"{path}: {error_message(exc)}"), None
     try:
-        return run_scenario(scenario, state_dir, merge_fn), scenario
+        return run_scenario(scenario, state_dir, merge_fn, observe_all), scenario
     except OSError as exc:
         return ScenarioResult(path, scenario.name, error=f"{path}: cannot prepare the state folder: {exc}"), None
 
@@ -194,6 +209,7 @@ def run_paths(
     state_dir: Optional[str] = None,
     merge_fn: Optional[Callable[..., Any]] = None,
     on_scenario: Optional[Callable[[ScenarioResult, Optional[Scenario]], None]] = None,
+    observe_all: bool = True,
 ) -> RunReport:
     """Run every scenario file named by `paths` (files or folders), in order."""
     report = RunReport()
@@ -201,7 +217,7 @@ def run_paths(
         if problem is not None:
             result, scenario = ScenarioResult(path, error=f"{path}: {problem}"), None
         else:
-            result, scenario = run_file(path, state_dir, merge_fn)
+            result, scenario = run_file(path, state_dir, merge_fn, observe_all)
         report.scenarios.append(result)
         if on_scenario is not None:
             on_scenario(result, scenario)

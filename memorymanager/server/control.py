@@ -9,17 +9,19 @@ the server keeps serving.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 import grpc
 
 from kubeinputs.errors import InputError
-from kubeinputs.reader import load_text
+from kubeinputs.limits import WorkLimitError
+from kubeinputs.quantity import QuantityError
+from kubeinputs.reader import load_json_text, load_text
 from memorymanager.explain.build import explain_pod
 from memorymanager.explain.jsondoc import dumps, explanation_document
 from memorymanager.explain.text import explanation_lines
 from memorymanager.node.api import Admission, hint_provider, read_pod
+from memorymanager.policy import MemoryManagerError
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
 from memorymanager.server.host import NodeHost, parse_overrides
 from memorymanager.server.protos.control import control_pb2 as pb
@@ -33,19 +35,11 @@ def _hints(text: str) -> Any:
     if not text.strip():
         return None
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
-    except ValueError:
+        return load_json_text(text, "hints")
+    except InputError as exc:
+        if not exc.reason.startswith("not valid JSON: line"):
+            raise  # a limit (depth, number length) or a duplicate key: the JSON reader's own words
         return load_text(text, "hints")  # YAML, or the error with line and column
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are unique (the YAML loader refuses duplicates too)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key!r}")
-        out[key] = value
-    return out
 
 
 def _pod(text: str) -> Any:
@@ -55,8 +49,10 @@ def _pod(text: str) -> Any:
         raise InputError("pod", "empty; expected a v1 Pod manifest (JSON or YAML)")
     if text.lstrip().startswith("{"):
         try:
-            doc = json.loads(text, object_pairs_hook=_unique_keys)
-        except ValueError:
+            doc = load_json_text(text, "pod")
+        except InputError as exc:
+            if not exc.reason.startswith("not valid JSON: line"):
+                raise  # a limit (depth, number length) or a duplicate key
             doc = None  # the YAML reader gives the error with line and column
         if isinstance(doc, dict):
             return doc
@@ -88,8 +84,12 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(self, request, context)
         except InputError as exc:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except BoundedWorkError as exc:
+        except WorkLimitError as exc:
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        except QuantityError as exc:  # quantities that parse but cannot be summed here (1e999999999 + 1Gi)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except MemoryManagerError as exc:  # e.g. a request kubelet would crash on: an answer, not a bug
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         except KubeletStartError as exc:
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}")
         except NodeError as exc:

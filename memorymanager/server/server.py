@@ -25,6 +25,10 @@ from memorymanager.server.protos.v1alpha1 import api_pb2_grpc as v1alpha1_grpc
 
 MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the terminating NUL
 WORKERS = 16
+# largest request accepted (gRPC's own default, which kubelet's pod-resources server keeps); a larger
+# one gets RESOURCE_EXHAUSTED and the server keeps serving
+MAX_RECEIVE_MESSAGE_BYTES = 4 << 20
+SOCKET_MODE = 0o600  # only the serving user may connect (kubelet's sockets live in a root-only folder)
 
 
 class ServeError(Exception):
@@ -46,6 +50,8 @@ def prepare_socket_path(path: str) -> str:
         return path
     except OSError as exc:
         raise ServeError(f"cannot bind {path}: {exc.strerror or exc}") from exc
+    if stat.S_ISLNK(mode):
+        raise ServeError(f"cannot bind {path}: it is a symbolic link, which is not followed")
     if not stat.S_ISSOCK(mode):
         raise ServeError(f"cannot bind {path}: it exists and is not a socket")
     try:
@@ -67,21 +73,30 @@ class NodeServer:
         rate_limit: bool = True,
         metrics_address: Optional[tuple[str, int]] = None,
         workers: int = WORKERS,
+        max_receive_message_bytes: int = MAX_RECEIVE_MESSAGE_BYTES,
     ) -> None:
         self.host = host
         self.socket_path = prepare_socket_path(socket_path)
         limiter = TokenBucket() if rate_limit else None  # one bucket for the whole PodResources server
-        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpc"))
+        self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpc"),
+                                options=[("grpc.max_receive_message_length", max_receive_message_bytes)])
         v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(host, providers, limiter), self.grpc)
         v1alpha1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1Alpha1(host, providers, limiter),
                                                                self.grpc)
         control_pb2_grpc.add_NodeControlServicer_to_server(NodeControl(host), self.grpc)
+        old_umask = os.umask(0o177)  # the socket is created 0600, never briefly open to others
         try:
             bound = self.grpc.add_insecure_port("unix:" + self.socket_path)
         except RuntimeError as exc:
             raise ServeError(f"cannot bind {self.socket_path}: {exc}") from exc
+        finally:
+            os.umask(old_umask)
         if bound == 0:
             raise ServeError(f"cannot bind {self.socket_path}")
+        try:
+            os.chmod(self.socket_path, SOCKET_MODE)
+        except OSError:
+            pass  # created under the 0177 umask already
         self.metrics: Optional[MetricsHTTPServer] = None
         if metrics_address is not None:
             try:

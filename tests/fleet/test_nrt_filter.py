@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from kubeinputs.pod import parse_pod
+from kubeinputs.pod import Container, Pod, ResourceRequirements, parse_resource_list
 from kubeinputs.quantity import parse_quantity
 from memorymanager.fleet.nrt_filter import filter_pod, numa_zones, pod_effective_request, topology_manager_of
 
@@ -64,17 +64,18 @@ NODES = [
 
 
 def pod(*containers, init=()):
-    """Containers as (requests, limits) pairs; limits None means requests only."""
+    """Containers as (requests, limits) pairs; limits None means requests only.
+
+    Built as scheduler-plugins' own tests build them: plain objects, no API-server validation
+    or defaulting (several upstream cases request extended resources without limits, which the
+    API server would refuse)."""
     def c(i, rl, prefix):
         req, lim = rl
-        resources = {"requests": req}
-        if lim is not None:
-            resources["limits"] = lim
-        return {"name": f"{prefix}{i}", "resources": resources}
-    spec = {"containers": [c(i, rl, "c") for i, rl in enumerate(containers)]}
-    if init:
-        spec["initContainers"] = [c(i, rl, "i") for i, rl in enumerate(init)]
-    return parse_pod({"metadata": {"name": "p"}, "spec": spec})
+        resources = ResourceRequirements(requests=parse_resource_list(req, "requests"),
+                                         limits=parse_resource_list(lim or {}, "limits"))
+        return Container(name=f"{prefix}{i}", resources=resources)
+    return Pod(name="p", uid="p", containers=[c(i, rl, "c") for i, rl in enumerate(containers)],
+               init_containers=[c(i, rl, "i") for i, rl in enumerate(init)])
 
 
 def same(r):

@@ -28,7 +28,8 @@ CONTAINER_CASES = [
     ("no resources", pod([res()]), BEST_EFFORT),
     ("two containers without resources", pod([res(), res()]), BEST_EFFORT),
     ("only an extended resource", pod([res(limits={"nvidia.com/gpu": "1"})]), BEST_EFFORT),
-    ("only hugepages", pod([res(limits={"hugepages-2Mi": "100Mi"})]), BEST_EFFORT),
+    # hugepages alone are refused by API validation ("HugePages require cpu or memory"); a zero cpu limit passes it
+    ("only hugepages", pod([res(limits={"cpu": "0", "hugepages-2Mi": "100Mi"})]), BEST_EFFORT),
     ("zero cpu and memory", pod([res(requests={"cpu": "0", "memory": "0"}, limits={"cpu": "0", "memory": "0"})]),
      BEST_EFFORT),
     ("limits only (defaulted requests)", pod([res(limits=G)]), GUARANTEED),

@@ -1,0 +1,122 @@
+"""The work limits every reader keeps: file size, nesting depth, expanded YAML size, number length.
+
+A reader stops at these limits with an `InputError` that names the limit and how to raise it, so
+that no input (a file that never ends such as /dev/zero, a YAML alias bomb, a 5,000-digit
+number, lists nested 5,000 deep) makes the project hang, exhaust memory or raise a Python error.
+Real inputs stay far below every limit (docs/limits.md gives the figures).
+
+The values are module-level settings: `LIMITS.max_file_bytes = ...` in a program, or
+`--limit max-file-bytes=N` on the `run`, `checkpoint`, `machine` and `serve` commands.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, fields
+from typing import Optional
+
+from kubeinputs.errors import Error, InputError
+
+
+@dataclass
+class Limits:
+    """The limits; see docs/limits.md for what each bounds and why the default."""
+
+    # bytes read from any one input file (scenario, manifest, machine JSON, KubeletConfiguration,
+    # checkpoint, resmgr record); larger files and files that never end are refused
+    max_file_bytes: int = 64 << 20
+    # bytes read from one checkpoint file (memory_manager_state, resmgr records): kubelet's file for a
+    # full node is ~100 KiB; Go's scanner, which words the errors of invalid files, reads ~1 MiB/s here
+    max_checkpoint_bytes: int = 8 << 20
+    # bytes read from one sysfs attribute (meminfo is ~1.5 KiB, a cpulist a few hundred bytes)
+    max_sysfs_bytes: int = 1 << 20
+    # nesting of maps and lists in one document (Kubernetes objects nest ~15 deep)
+    max_depth: int = 100
+    # nodes of a YAML document once aliases are expanded (a "billion laughs" document is refused)
+    max_yaml_nodes: int = 5_000_000
+    # characters of one number or quantity (Go's int64 has 19 digits; Python refuses 4,300)
+    max_number_digits: int = 1000
+
+
+LIMITS = Limits()
+DEFAULTS = Limits()
+
+_NAMES = {f.name.replace("_", "-"): f.name for f in fields(Limits)}
+
+
+class WorkLimitError(Error):
+    """The project stops where kubelet would do unbounded work (and says what kubelet would do). Not a
+    kubelet answer: it is raised through the managers (never turned into a pod rejection) to the caller."""
+
+
+def limit_names() -> list[str]:
+    """The `--limit` names (`max-file-bytes`, ...)."""
+    return sorted(_NAMES)
+
+
+def set_limit(assignment: str) -> None:
+    """Apply one `name=value` (`max-file-bytes=1e9` is not accepted: an integer, `_` allowed)."""
+    name, sep, value = assignment.partition("=")
+    key = _NAMES.get(name.strip().lower().replace("_", "-"))
+    if not sep or key is None:
+        raise ValueError(f"--limit {assignment!r}: expected NAME=INTEGER, NAME one of {', '.join(limit_names())}")
+    try:
+        number = int(value.strip().replace("_", ""))
+    except ValueError:
+        raise ValueError(f"--limit {assignment!r}: {value!r} is not an integer") from None
+    if number < 1:
+        raise ValueError(f"--limit {assignment!r}: must be at least 1")
+    setattr(LIMITS, key, number)
+
+
+def reset() -> None:
+    """Every limit back to its default (tests)."""
+    for f in fields(Limits):
+        setattr(LIMITS, f.name, getattr(DEFAULTS, f.name))
+
+
+def flag(name: str) -> str:
+    """How to raise a limit, for messages: `--limit max-file-bytes=N`."""
+    return f"--limit {name.replace('_', '-')}=N"
+
+
+def read_bytes(path, *, max_bytes: Optional[int] = None, limit_name: str = "max_file_bytes") -> bytes:
+    """At most the limit's bytes of the file at `path`; a larger file (or one that never ends, such as
+    /dev/zero) is an InputError naming the limit. OSError propagates (callers word it)."""
+    limit = getattr(LIMITS, limit_name) if max_bytes is None else max_bytes
+    if stat.S_ISFIFO(os.stat(path).st_mode):  # opening a FIFO waits for a writer that may never come
+        raise InputError("", "a FIFO, not a regular file: not read", os.fspath(path))
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise InputError("", f"file is larger than {limit:,} bytes, the {limit_name} limit "
+                             f"(raise it with {flag(limit_name)})", os.fspath(path))
+    return data
+
+
+def number_too_long(digits: int) -> str:
+    """The reason for a number past max_number_digits."""
+    return (f"number has {digits:,} characters; at most {LIMITS.max_number_digits:,} are read "
+            f"(max_number_digits; raise it with {flag('max_number_digits')})")
+
+
+def check_depth(doc, where: str = "") -> None:
+    """Refuse a decoded document nested deeper than max_depth (iterative: no recursion)."""
+    limit = LIMITS.max_depth
+    stack = [(doc, 1)]
+    seen: set[int] = set()
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if depth > limit:
+            raise InputError(where or "(document)", f"nested deeper than {limit} levels, the max_depth limit "
+                                                    f"(raise it with {flag('max_depth')})")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))

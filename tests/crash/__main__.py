@@ -1,0 +1,22 @@
+"""`python -m tests.crash --kills N [--target checkpoint|claims|cache]`: the long crash run."""
+import argparse
+import sys
+
+from tests.crash.kill import TARGETS, run
+
+parser = argparse.ArgumentParser(prog="python -m tests.crash", description=__doc__)
+parser.add_argument("--kills", type=int, default=1000, help="kills per target (default 1,000)")
+parser.add_argument("--target", action="append", choices=sorted(TARGETS))
+parser.add_argument("--seed", type=int, default=12)
+args = parser.parse_args()
+bad = 0
+print("| target | kills | survived | cut mid-write | writes finished | failures |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for name in args.target or list(TARGETS):
+    r = run(name, args.kills, seed=args.seed)
+    bad += len(r.failures)
+    print(f"| {name} | {r.kills:,} | {r.survived:,} | {r.mid_write:,} | {r.writes:,} | {r.kills - r.survived:,} |",
+          flush=True)
+    for failure in r.failures:
+        print("   failure:", failure, file=sys.stderr)
+sys.exit(1 if bad else 0)

@@ -1,0 +1,12 @@
+"""`python -m tests.fuzz --examples N [--reader NAME ...] [--seed S]`: the long fuzz run (docs/limits.md)."""
+import argparse
+import sys
+
+from tests.fuzz.run import main
+
+parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__)
+parser.add_argument("--examples", type=int, default=1000, help="generated inputs per reader (default 1,000)")
+parser.add_argument("--reader", action="append", help="only this reader (repeatable)")
+parser.add_argument("--seed", type=int, help="a random seed (default: derandomized, the same inputs every run)")
+args = parser.parse_args()
+sys.exit(main(args.examples, args.reader, args.seed))

@@ -1,0 +1,88 @@
+"""The generated members of the bad-input corpus (too large to store in fixtures/bad) and the
+replay of fixtures/bad/cases.yaml."""
+from __future__ import annotations
+
+import io
+import json
+import os
+from typing import Any
+
+from kubeinputs import limits
+
+BAD = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "bad")
+TWO_NODES = os.path.join(BAD, "..", "machines", "two-nodes.json")
+
+
+def load_cases() -> list[dict]:
+    """fixtures/bad/cases.yaml."""
+    import yaml
+
+    with open(os.path.join(BAD, "cases.yaml"), encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def argv_of(case: dict, path: str) -> list[str]:
+    """The command line of a case."""
+    command = case["command"]
+    if command == "run":
+        return ["run", path]
+    if command in ("inspect", "verify"):
+        return ["checkpoint", command, path]
+    return ["machine", "--sysfs-root", path]
+
+
+def run_cli(argv: list[str]) -> tuple[int, str]:
+    """memorymanager's main in this process: (exit code, stdout + stderr); limits reset after."""
+    from memorymanager.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        code = main(argv, out, err)
+    finally:
+        limits.reset()
+    return code, out.getvalue() + err.getvalue()
+
+
+def scenario_doc(steps: list, kubelet: Any = None) -> dict:
+    return {"name": "generated", "machine": json.load(open(TWO_NODES)),
+            "kubelet": kubelet or {"memoryManagerPolicy": "Static",
+                                   "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]},
+            "steps": steps}
+
+
+def guaranteed(name: str, memory: str = "1Mi") -> dict:
+    return {"name": name, "resources": {"limits": {"cpu": "1", "memory": memory}}}
+
+
+def pod_with_containers(n: int) -> dict:
+    """One pod of `n` containers (was 55 s at 10,000: quadratic)."""
+    return scenario_doc([{"admit": {"metadata": {"name": "big"}, "spec": {"containers": [guaranteed(f"c{i}", "64Ki") for i in range(n)]}},
+                          "expect": {"admitted": True}}])
+
+
+def admit_steps(n: int) -> dict:
+    """`n` admissions of one-container pods, all kept (1,000 were 12 s)."""
+    return scenario_doc([{"admit": {"metadata": {"name": f"p{i}"}, "spec": {"containers": [guaranteed("app")]}},
+                          "expect": {"admitted": True}} for i in range(n)])
+
+
+def churn_steps(n: int) -> dict:
+    """`n` steps alternating admit and remove (the live state stays small)."""
+    steps: list = []
+    for i in range(n // 2):
+        steps.append({"admit": {"metadata": {"name": f"p{i}"}, "spec": {"containers": [guaranteed("app")]}}})
+        steps.append({"remove": {"pod": f"p{i}"}})
+    return scenario_doc(steps)
+
+
+def write_json(path: str, doc: Any) -> str:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh)
+    return path
+
+
+def whitespace_checkpoint(path: str, megabytes: int = 50) -> str:
+    """50 MB of blanks, then `{}` (the Go-JSON reader took minutes)."""
+    with open(path, "wb") as fh:
+        fh.write(b" " * (megabytes << 20) + b"{}")
+    return path

@@ -1,0 +1,63 @@
+"""Every input of fixtures/bad (and the generated large ones) gives its clean outcome, in time."""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from tests.fuzz.corpus import (BAD, admit_steps, argv_of, load_cases, pod_with_containers, run_cli,
+                               whitespace_checkpoint, write_json)
+from tests.fuzz.harness import budget
+
+CASES = load_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["path"] for c in CASES])
+def test_bad_input_is_refused_cleanly(case):
+    path = os.path.join(BAD, case["path"])
+    assert os.path.lexists(path), path
+    with budget(20):
+        code, output = run_cli(argv_of(case, path))
+    assert "Traceback" not in output
+    assert code == case["exit"], output[-2000:]
+    assert case["text"] in output, output[-2000:]
+
+
+def test_every_stored_input_has_a_case():
+    listed = {c["path"] for c in CASES}
+    stored = set()
+    for folder in ("scenarios", "checkpoints", "sysfs"):
+        for name in os.listdir(os.path.join(BAD, folder)):
+            stored.add(f"{folder}/{name}")
+    assert stored <= listed, sorted(stored - listed)
+
+
+def test_50_mb_of_blanks_then_an_object(tmp_path):
+    path = whitespace_checkpoint(str(tmp_path / "memory_manager_state"))
+    with budget(20):
+        code, output = run_cli(["checkpoint", "inspect", path])
+    assert code == 1 and "the max_checkpoint_bytes limit" in output
+    start = time.monotonic()
+    with budget(20):
+        code, output = run_cli(["checkpoint", "inspect", "--limit", "max-checkpoint-bytes=67108864", path])
+    assert code == 0 and "format:      v1" in output, output
+    assert time.monotonic() - start < 10
+
+
+def test_a_pod_of_10000_containers(tmp_path):
+    path = write_json(str(tmp_path / "big.json"), pod_with_containers(10_000))
+    start = time.monotonic()
+    with budget(60):
+        code, output = run_cli(["run", path])
+    assert code == 0, output[-2000:]
+    assert time.monotonic() - start < 30  # ~1.5 s alone; was 55 s
+
+
+def test_1000_admit_steps(tmp_path):
+    path = write_json(str(tmp_path / "steps.json"), admit_steps(1000))
+    start = time.monotonic()
+    with budget(60):
+        code, output = run_cli(["run", path])
+    assert code == 0, output[-2000:]
+    assert time.monotonic() - start < 30  # ~3.5 s alone; was 12 s

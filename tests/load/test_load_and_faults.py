@@ -1,0 +1,160 @@
+"""serve under 8 concurrent clients, malformed and oversized requests, a SIGKILL and a restart."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import grpc
+import pytest
+
+import memorymanager
+from memorymanager.server.host import NodeHost
+from memorymanager.server.protos.control import control_pb2 as ctl
+from memorymanager.server.protos.control import control_pb2_grpc as ctl_grpc
+from memorymanager.server.protos.v1 import api_pb2 as v1
+from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
+from memorymanager.server.server import MAX_RECEIVE_MESSAGE_BYTES, NodeServer, ServeError
+from kubeinputs.machine import machine_info_to_obj
+from state.checkpoint import read_checkpoint
+from tests.load.load import KUBELET, pod_json, run_load
+
+CI_SECONDS = 3.0  # the long run: python -m tests.load --seconds 60
+
+
+def test_eight_clients_admit_remove_list_get_and_scrape(tmp_path):
+    tally, summary = run_load(str(tmp_path), CI_SECONDS)
+    assert tally.errors == [] and summary["errors"] == 0
+    assert summary["requests"] > 100
+    assert summary["stored_pods"] == summary["live"]  # nothing lost, nothing duplicated
+
+
+@pytest.fixture
+def served(tmp_path):
+    node = memorymanager.Node(memorymanager.synthetic_machine(2, 16 << 30), KUBELET, state_dir=str(tmp_path / "state"))
+    server = NodeServer(NodeHost(node), str(tmp_path / "s" / "kubelet.sock"), rate_limit=False)
+    server.start()
+    channel = grpc.insecure_channel("unix:" + server.socket_path)
+    try:
+        yield server, ctl_grpc.NodeControlStub(channel), v1_grpc.PodResourcesListerStub(channel)
+    finally:
+        channel.close()
+        server.stop(0.5)
+
+
+@pytest.mark.parametrize("text, code", [
+    ("{", grpc.StatusCode.INVALID_ARGUMENT),
+    ('{"metadata": {"name": "a"}, "spec": {"containers": [{"name": "App"}]}}', grpc.StatusCode.INVALID_ARGUMENT),
+    ('{"a": ' + "[" * 3000 + "]" * 3000 + "}", grpc.StatusCode.INVALID_ARGUMENT),
+    ('{"metadata": {"name": "a"}, "spec": {"containers": [{"name": "app", "resources": {"limits": {"memory": '
+     + "9" * 5000 + "}}}]}}", grpc.StatusCode.INVALID_ARGUMENT),
+    ("a: &a [x]\nb: [*a, *a", grpc.StatusCode.INVALID_ARGUMENT),
+    ("", grpc.StatusCode.INVALID_ARGUMENT),
+])
+def test_malformed_admit_gets_a_status_and_the_server_serves_on(served, text, code):
+    _, control, lister = served
+    with pytest.raises(grpc.RpcError) as caught:
+        control.Admit(ctl.AdmitRequest(pod=text), timeout=10)
+    assert caught.value.code() == code, caught.value.details()
+    assert control.Admit(ctl.AdmitRequest(pod=pod_json("after")), timeout=10).admitted
+    lister.List(v1.ListPodResourcesRequest(), timeout=10)
+
+
+def test_a_request_past_the_size_limit_is_refused(served):
+    _, control, _ = served
+    with pytest.raises(grpc.RpcError) as caught:
+        control.Admit(ctl.AdmitRequest(pod="x" * (MAX_RECEIVE_MESSAGE_BYTES + 1)), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert control.Admit(ctl.AdmitRequest(pod=pod_json("fine")), timeout=10).admitted
+
+
+def test_unknown_pods(served):
+    _, control, lister = served
+    with pytest.raises(grpc.RpcError) as caught:
+        control.Remove(ctl.RemoveRequest(pod="nobody"), timeout=10)
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError):
+        lister.Get(v1.GetPodResourcesRequest(pod_name="nobody", pod_namespace="default"), timeout=10)
+    lister.List(v1.ListPodResourcesRequest(), timeout=10)
+
+
+def test_the_socket_is_0600_and_a_symlinked_path_is_refused(served, tmp_path):
+    server, _, _ = served
+    assert stat.S_IMODE(os.stat(server.socket_path).st_mode) == 0o600
+    link = tmp_path / "link.sock"
+    os.symlink(server.socket_path, link)
+    host = NodeHost(memorymanager.Node(memorymanager.synthetic_machine(1, 4 << 30), None))
+    with pytest.raises(ServeError, match="symbolic link, which is not followed"):
+        NodeServer(host, str(link))
+
+
+def _serve(tmp_path, state):
+    machine = tmp_path / "machine.json"
+    machine.write_text(json.dumps(machine_info_to_obj(memorymanager.synthetic_machine(2, 16 << 30))))
+    kubelet = tmp_path / "kubelet.json"
+    kubelet.write_text(json.dumps({"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+                                   **KUBELET}))
+    sock = tmp_path / "k.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "memorymanager", "serve", "--socket", str(sock), "--machine",
+                             str(machine), "--kubelet", str(kubelet), "--state-dir", str(state), "--no-rate-limit"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("serving on"), line + proc.stderr.read()
+    return proc, str(sock)
+
+
+def _stored_uids(state):
+    loaded = read_checkpoint(open(os.path.join(state, "memory_manager_state"), "rb").read())
+    return set(loaded.entries or {})
+
+
+def test_sigkill_during_admissions_then_restart(tmp_path):
+    state = tmp_path / "state"
+    proc, sock = _serve(tmp_path, state)
+    acked: list[str] = []
+    sent: list[str] = []
+    stop = threading.Event()
+
+    def admit_forever():
+        channel = grpc.insecure_channel("unix:" + sock)
+        control = ctl_grpc.NodeControlStub(channel)
+        i = 0
+        while not stop.is_set():
+            name = f"p{i}"
+            i += 1
+            sent.append(name)
+            try:
+                if control.Admit(ctl.AdmitRequest(pod=pod_json(name, "16Mi")), timeout=10).admitted:
+                    acked.append(name)
+            except grpc.RpcError:
+                break  # the server died under us
+        channel.close()
+
+    worker = threading.Thread(target=admit_forever)
+    worker.start()
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stop.set()
+    worker.join()
+    stored = _stored_uids(state)
+    # every acknowledged admission is on disk; at most the one in flight is there unacknowledged
+    assert set(acked) <= stored and stored - set(acked) <= set(sent[len(acked):len(acked) + 1])
+    assert len(acked) > 5
+    proc, sock = _serve(tmp_path, state)  # the restart restores the checkpoint
+    try:
+        channel = grpc.insecure_channel("unix:" + sock)
+        control = ctl_grpc.NodeControlStub(channel)
+        machine = control.MachineState(ctl.MachineStateRequest(), timeout=10)
+        assert machine.nodes
+        assert _stored_uids(state) == stored  # restoring changes nothing
+        assert control.Admit(ctl.AdmitRequest(pod=pod_json("after-restart", "16Mi")), timeout=10).admitted
+        channel.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
