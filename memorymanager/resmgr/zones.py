@@ -1,18 +1,21 @@
-"""Topology zones from the memory manager's machine state: the one builder for NRT-shaped
-exports of this project.
+"""Topology zones from the memory manager's machine state, built by the NRT export's own zone
+builder (`memorymanager.server.nrt.node_zones`), so both publish the same form.
 
 One zone per NUMA node, named `node-<id>`, type `Node`, with one resource per memory
 resource of the node (capacity = total, allocatable = kubelet's allocatable, available =
-free) and the attribute `memory set` = the node's id. Optionally one sub-zone per container
-with assigned memory, type `allocation for container`, under the zone of the lowest node of
-its memory set, holding the bytes it was assigned and its memory set.
+free: exact here, where the NRT export estimates it from PodResources as NFD does) and the
+attribute `memory set` = the node's id. Optionally one sub-zone per container with assigned
+memory, type `allocation for container`, under the zone of the lowest node of its memory set,
+holding the bytes it was assigned and its memory set. The NRT `costs` have no place in the
+seed's `TopologyZone` and are left out.
 """
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
 from kubeinputs.cpuset import cpuset_string
-from kubeinputs.quantity import BINARY_SI, Quantity
+from kubeinputs.quantity import BINARY_SI, Quantity, parse_quantity
+from memorymanager.server.nrt import ZoneAmounts, node_zones, zone_name
 from state.types import NUMANodeState
 
 from memorymanager.resmgr.types import (
@@ -23,16 +26,19 @@ from memorymanager.resmgr.types import (
     ZoneResource,
 )
 
-NODE_ZONE_TYPE = "Node"
-
-
 def node_zone_name(numa_node: int) -> str:
     """`node-<id>`, the NRT name of a NUMA node zone."""
-    return f"node-{numa_node}"
+    return zone_name(numa_node)
 
 
 def _q(value: int) -> Quantity:
+    """Bytes as a binary-SI quantity (`2972Mi`), as the seed's memory zones print them."""
     return Quantity.from_int(value, BINARY_SI)
+
+
+def _binary(text: str) -> Quantity:
+    """A quantity of the NRT form (decimal SI) in the binary-SI form of memory."""
+    return _q(parse_quantity(text).as_int64())
 
 
 def numa_zones(
@@ -41,15 +47,19 @@ def numa_zones(
 ) -> list[TopologyZone]:
     """The zones of a machine state; `containers` are (zone name, NUMA nodes, bytes per
     resource) of the container sub-zones to add (none by default)."""
+    amounts = {
+        numa: {name: ZoneAmounts(t.total_mem_size, t.allocatable, t.free)
+               for name, t in (machine_state[numa].memory_map or {}).items() if t is not None}
+        for numa in machine_state
+    }
     zones: list[TopologyZone] = []
-    for numa in sorted(machine_state):
-        tables = machine_state[numa].memory_map or {}
+    built = node_zones({numa: None for numa in machine_state}, amounts)  # one per node, by id
+    for numa, zone in zip(sorted(machine_state), built):
         resources = tuple(
-            ZoneResource(name, _q(t.total_mem_size), _q(t.allocatable), _q(t.free))
-            for name, t in sorted(tables.items()) if t is not None
+            ZoneResource(r["name"], _binary(r["capacity"]), _binary(r["allocatable"]), _binary(r["available"]))
+            for r in zone["resources"]
         )
-        zones.append(TopologyZone(node_zone_name(numa), NODE_ZONE_TYPE, "", resources,
-                                  (ZoneAttribute(MEMSET_ATTRIBUTE, str(numa)),)))
+        zones.append(TopologyZone(zone["name"], zone["type"], "", resources, (ZoneAttribute(MEMSET_ATTRIBUTE, str(numa)),)))
     for name, nodes, memory in containers:
         if not nodes:
             continue

@@ -72,7 +72,9 @@ def attributes(config: KubeletConfig) -> list[dict[str, str]]:
 
 
 @dataclass
-class _Amounts:
+class ZoneAmounts:
+    """One resource of one NUMA zone: capacity >= allocatable >= available."""
+
     capacity: int
     allocatable: int
     available: int
@@ -157,10 +159,10 @@ def zones(machine: MachineInfo, allocatable: Any, listing: Any,
     allocatable_set = set(allocatable_cpus)
     reserved_cpus = {numa: [c for c in cpus if c not in allocatable_set] for numa, cpus in cpus_of.items()}
 
-    amounts: dict[int, dict[str, _Amounts]] = {}
+    amounts: dict[int, dict[str, ZoneAmounts]] = {}
     for numa in node_ids:
         if numa not in per_node:  # nothing allocatable: all its CPUs are reserved
-            amounts[numa] = {"cpu": _Amounts(len(reserved_cpus.get(numa, [])), 0, 0)}
+            amounts[numa] = {"cpu": ZoneAmounts(len(reserved_cpus.get(numa, [])), 0, 0)}
             continue
         amounts[numa] = {}
         for name, value in per_node[numa].items():
@@ -170,7 +172,7 @@ def zones(machine: MachineInfo, allocatable: Any, listing: Any,
                 capacity = mem_capacity.get(numa, {}).get(name, value)
             else:
                 capacity = value
-            amounts[numa][name] = _Amounts(capacity, value, value)
+            amounts[numa][name] = ZoneAmounts(capacity, value, value)
 
     for pod in listing.pod_resources:
         counted, count_cpus = _watched(pod, specs)
@@ -188,22 +190,29 @@ def zones(machine: MachineInfo, allocatable: Any, listing: Any,
                     continue
                 _draw_down(amounts, block.memory_type, int(block.size), [int(n.ID) for n in block.topology.nodes])
 
+    return node_zones({n.node_id: n.distances for n in machine.topology}, amounts)
+
+
+def node_zones(distances: Mapping[int, Optional[list[int]]],
+               amounts: Mapping[int, Mapping[str, ZoneAmounts]]) -> list[dict[str, Any]]:
+    """The one builder of NUMA-node zones in the NRT form, for the NRT export and the resource
+    manager's topology zones alike: per node (by id) `node-N`, type `Node`, `costs` from the
+    distances (when known) and the resources sorted by name with their three amounts."""
     out = []
-    for numa in sorted(node_ids):
+    for numa in sorted(distances):
         zone: dict[str, Any] = {"name": zone_name(numa), "type": "Node"}
-        node = next(n for n in machine.topology if n.node_id == numa)
-        if node.distances is not None:
-            zone["costs"] = [{"name": zone_name(j), "value": int(d)} for j, d in enumerate(node.distances)]
+        if distances[numa] is not None:
+            zone["costs"] = [{"name": zone_name(j), "value": int(d)} for j, d in enumerate(distances[numa])]
         zone["resources"] = [
             {"name": name, "capacity": quantity(a.capacity), "allocatable": quantity(a.allocatable),
              "available": quantity(a.available)}
-            for name, a in sorted(amounts[numa].items())
+            for name, a in sorted(amounts.get(numa, {}).items())
         ]
         out.append(zone)
     return out
 
 
-def _take_unit(amounts: dict[int, dict[str, _Amounts]], device_node: dict[str, dict[str, int]],
+def _take_unit(amounts: dict[int, dict[str, ZoneAmounts]], device_node: dict[str, dict[str, int]],
                resource: str, device_id: str) -> None:
     """One CPU or device taken from its NUMA node (unknown ones are skipped, as the updater does)."""
     numa = device_node.get(resource, {}).get(device_id)
@@ -212,7 +221,7 @@ def _take_unit(amounts: dict[int, dict[str, _Amounts]], device_node: dict[str, d
     amounts[numa][resource].available -= 1
 
 
-def _draw_down(amounts: dict[int, dict[str, _Amounts]], resource: str, size: int, nodes: list[int]) -> None:
+def _draw_down(amounts: dict[int, dict[str, ZoneAmounts]], resource: str, size: int, nodes: list[int]) -> None:
     """A memory block taken from its NUMA nodes in the order listed (ascending from kubelet)."""
     for numa in nodes:
         if size == 0:
