@@ -13,6 +13,7 @@ in-flight calls finish, the socket file is removed, the checkpoint stays.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import signal
 import tempfile
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     """Build the node, serve until SIGTERM/SIGINT, stop cleanly."""
     from memorymanager.cli.app import UsageError
     from memorymanager.node.api import Node
-    from memorymanager.server.host import NodeHost
+    from memorymanager.server.host import PODS_FILE_NAME, NodeHost
     from memorymanager.server.podresources import parse_provider_data
     from memorymanager.server.server import NodeServer, parse_address
 
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             host = NodeHost(node, already_started=True)
         else:
             node = Node(args.machine, args.kubelet, state_dir=args.state_dir)
-            host = NodeHost(node)
+            host = NodeHost(node, pods_file=os.path.join(args.state_dir, PODS_FILE_NAME) if args.state_dir else None)
         server = NodeServer(host, args.socket, providers=providers, rate_limit=not args.no_rate_limit,
                             metrics_address=metrics_address)
         stop = threading.Event()

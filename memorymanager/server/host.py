@@ -7,6 +7,8 @@ and readers (PodResources, metrics) never see half an admission.
 """
 from __future__ import annotations
 
+import json
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypeVar
@@ -14,11 +16,17 @@ from typing import Any, Callable, Optional, TypeVar
 from kubeinputs.errors import InputError
 from kubeinputs.features import FeatureGates
 from kubeinputs.pod import Pod
-from memorymanager.node.api import Admission, HintsInput, Node, PodInput
+from kubeinputs.reader import load_file, load_text
+from memorymanager.node.api import Admission, HintsInput, Node, PodInput, read_pod
+from state.checkpoint_manager import FileOps, write_file
 from memorymanager.server.metrics import KubeletMetrics, exposition
 from state.types import Block
 
 T = TypeVar("T")
+
+# The served node's pods, beside the checkpoint: what kubelet learns again from the API server
+# after a restart (the checkpoint holds only UIDs), so a restarted `serve` lists its pods.
+PODS_FILE_NAME = "served_pods.json"
 
 
 @dataclass(frozen=True)
@@ -50,15 +58,39 @@ def listed_containers(pod: Pod, sidecars: bool = True) -> list[Any]:
 class NodeHost:
     """A started `memorymanager.Node` behind one lock, with kubelet's metrics attached."""
 
-    def __init__(self, node: Node, *, already_started: bool = False) -> None:
+    def __init__(self, node: Node, *, already_started: bool = False, pods_file: Optional[str] = None) -> None:
         self.node = node
         self.lock = threading.RLock()
         self.metrics = KubeletMetrics()
         self.generation = 0  # bumped by every operation that may change the node
         self._cache: dict[str, tuple[int, Any]] = {}
+        self.pods_file = pods_file
+        self._manifests: dict[str, dict[str, Any]] = {}  # pod UID -> manifest, admission order
         if not already_started:
+            self._restore_pods()
             node.start()  # raises KubeletStartError, before any socket is bound
         self.metrics.attach(node.simulated_node)
+
+    def _restore_pods(self) -> None:
+        """The pods a previous `serve` of this state folder was running, taken as running again
+        before kubelet starts (as its pod sources and container runtime report them)."""
+        if self.pods_file is None or not os.path.exists(self.pods_file):
+            return
+        doc = load_file(self.pods_file)
+        if not isinstance(doc, dict) or not isinstance(doc.get("pods"), list):
+            raise InputError("pods", "expected {pods: [v1 Pod manifest, ...]}").in_file(self.pods_file)
+        pods = [read_pod(item) for item in doc["pods"]]
+        self.node.simulated_node.assume_running(pods)
+        self._manifests = {pod.uid: item for pod, item in zip(pods, doc["pods"])}
+
+    def _record_pods(self) -> None:
+        """Write the active pods' manifests durably (temporary file, fsync, rename)."""
+        if self.pods_file is None:
+            return
+        active = {p.uid for p in self.node.active_pods()}
+        self._manifests = {uid: doc for uid, doc in self._manifests.items() if uid in active}
+        data = json.dumps({"pods": list(self._manifests.values())}, indent=1).encode()
+        write_file(FileOps(), self.pods_file, data)
 
     def locked(self, fn: Callable[[], T]) -> T:
         """Run `fn` with the node to itself."""
@@ -81,7 +113,15 @@ class NodeHost:
     def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         with self.lock:
             self.generation += 1  # even a refusal may leave earlier containers' allocations
-            return self.node.admit(pod, hints)
+            parsed = read_pod(pod)
+            answer = self.node.admit(parsed, hints)
+            if answer.admitted and self.pods_file is not None:
+                doc = pod if isinstance(pod, dict) else load_text(pod, "pod") if isinstance(pod, str) else None
+                if isinstance(doc, dict):
+                    self._manifests.pop(parsed.uid, None)
+                    self._manifests[parsed.uid] = doc
+                    self._record_pods()
+            return answer
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         with self.lock:
@@ -91,6 +131,8 @@ class NodeHost:
         with self.lock:
             self.generation += 1
             self.node.remove(pod, container)
+            if container is None:
+                self._record_pods()
 
     def restart(self, overrides: Optional[dict[str, object]] = None) -> None:
         """A kubelet restart: state from the checkpoint, counters from zero."""

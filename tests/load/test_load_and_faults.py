@@ -153,6 +153,10 @@ def test_sigkill_during_admissions_then_restart(tmp_path):
         machine = control.MachineState(ctl.MachineStateRequest(), timeout=10)
         assert machine.nodes
         assert _stored_uids(state) == stored  # restoring changes nothing
+        # PodResources lists the pods the killed server had acknowledged (the one in flight may be there too)
+        listed = {p.name for p in v1_grpc.PodResourcesListerStub(channel).List(v1.ListPodResourcesRequest(), timeout=10).pod_resources}
+        assert set(acked) <= listed <= stored
+        assert {p.name for p in control.ListPods(ctl.ListPodsRequest(), timeout=10).pods} == listed
         assert control.Admit(ctl.AdmitRequest(pod=pod_json("after-restart", "16Mi")), timeout=10).admitted
         channel.close()
     finally:
