@@ -7,7 +7,9 @@ With `--scenario` the scenario's steps run in-process and the node they leave is
 the same PodResources messages a server answers. With `--socket` the PodResources server
 (ours or a kubelet's) is asked over gRPC, and, as the updater does, the NUMA layout comes from
 this host's sysfs (or `--machine`) and the topology manager attributes from the kubelet
-configuration (`--kubelet`, default kubelet's defaults). The node name defaults to
+configuration (`--kubelet`, default kubelet's defaults): give both when the server describes
+another machine (a `memorymanager serve` of a machine file); a server reporting NUMA nodes the
+machine info lacks is refused. The node name defaults to
 `$NODE_NAME`, else this host's name. YAML by default.
 """
 from __future__ import annotations
@@ -64,7 +66,23 @@ def _from_socket(args: argparse.Namespace, name: str) -> dict:
             listing = stub.List(v1.ListPodResourcesRequest(), timeout=10)
         except grpc.RpcError as exc:
             raise CallError(f"PodResources on unix:{args.socket}: {exc.code().name}: {exc.details()}") from None
+    _check_same_node(machine, allocatable, args)
     return node_resource_topology(name, machine, config, allocatable, listing)
+
+
+def _check_same_node(machine, allocatable, args: argparse.Namespace) -> None:
+    """Refuse to describe a node whose PodResources server reports NUMA nodes this machine info
+    lacks (e.g. `memorymanager serve` of another machine, asked without its --machine)."""
+    from memorymanager.cli.podresources_cmd import CallError
+
+    known = {n.node_id for n in machine.topology}
+    reported = {int(numa.ID) for block in allocatable.memory for numa in block.topology.nodes}
+    reported |= {int(numa.ID) for device in allocatable.devices for numa in device.topology.nodes}
+    unknown = sorted(reported - known)
+    if unknown:
+        source = f"--machine {args.machine}" if args.machine else f"sysfs under {args.sysfs_root}"
+        raise CallError(f"PodResources on unix:{args.socket} reports NUMA node(s) {unknown} that the machine info "
+                        f"({source}) does not have; give the served node's --machine and --kubelet")
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

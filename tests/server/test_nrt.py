@@ -79,6 +79,20 @@ def test_nrt_from_a_live_socket_equals_the_served_nodes(tmp_path):
         assert live == from_host(server.host, "n")
 
 
+def test_nrt_over_a_socket_refuses_a_machine_that_lacks_the_served_numa_nodes(tmp_path):
+    one_node = tmp_path / "one.json"
+    from kubeinputs.machine import machine_info_to_obj
+    import memorymanager
+
+    one_node.write_text(json.dumps(machine_info_to_obj(memorymanager.synthetic_machine(1, 4 << 30))))
+    with serving(tmp_path, BEST_EFFORT) as (server, c):
+        out, err = io.StringIO(), io.StringIO()
+        code = cli.main(["nrt", "--socket", server.socket_path, "--machine", str(one_node)], out=out, err=err)
+        assert code != 0
+        assert "reports NUMA node(s) [1]" in err.getvalue() and "--machine" in err.getvalue()
+        assert "Traceback" not in err.getvalue()
+
+
 def test_nrt_of_a_scenario_validates(tmp_path):
     out = io.StringIO()
     path = FIXTURES / "scenarios" / "memory" / "060-pod-scope-admit-cross-numa.yaml"
