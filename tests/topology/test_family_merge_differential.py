@@ -81,13 +81,13 @@ def _check(state, requested, data, oracle):
         assert family_merge_hints(info, a, policy, prefer_closest) == oracle(info, b, policy, prefer_closest), policy
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(states(2, 5), REQUESTS, st.data())
 def test_family_merge_equals_the_cross_product(state, requested, data):
     _check(state, requested, data, reference_merge_hints)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(states(6, 12), REQUESTS, st.data())
 def test_family_merge_equals_the_counting_merge(state, requested, data):
     _check(state, requested, data, fast_merge_hints)
@@ -119,7 +119,7 @@ def _run(machine, kubelet, pods):
     return answers, node.machine_state()
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(
     st.integers(6, 9),
     st.sampled_from(["none", "best-effort", "restricted", "single-numa-node"]),
