@@ -8,6 +8,7 @@ call; this one stays silent.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any, Mapping, Optional, Union
 
 from state.state import StateReader
@@ -78,8 +79,6 @@ class FakeManager:
 
     def deferred_writes(self):
         """No checkpoint: nothing to defer."""
-        from contextlib import nullcontext
-
         return nullcontext()
 
     def state(self) -> StateReader:

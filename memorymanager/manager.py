@@ -7,7 +7,7 @@ delegates every decision to its policy (`None` or `Static`).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence, Union
 
 from state import CHECKPOINT_FILE_NAME
 from state.state import State, StateReader
@@ -253,13 +253,10 @@ class Manager:
         """The pod-level blocks (PodLevelResourceManagers), None if none."""
         return self._started_state().get_pod_memory_blocks(pod_uid)
 
-    def deferred_writes(self):
+    def deferred_writes(self) -> ContextManager[object]:
         """A context in which the checkpoint is written once at the end instead of after every change
-        (see CheckpointState.deferred_writes); a no-op context for a state without it."""
-        from contextlib import nullcontext
-
-        deferred = getattr(self._state, "deferred_writes", None)
-        return deferred() if deferred is not None else nullcontext()
+        (the State's deferred_writes; in memory, nothing to defer)."""
+        return self._started_state().deferred_writes()
 
     def state(self) -> StateReader:
         """A read-only view of the state store (kubelet's State() returns a state.Reader)."""

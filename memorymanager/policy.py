@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from kubeinputs.errors import Error
+
 from state.state import State
 from state.types import Block
 from topologymanager.hint import TopologyHint
@@ -23,7 +25,7 @@ POLICY_BEST_EFFORT = "BestEffort"
 EMPTY_POD_SHARED_POOL_REASON = "EmptyPodSharedPoolError"
 
 
-class MemoryManagerError(Exception):
+class MemoryManagerError(Error):
     """Any error the kubelet memory manager reports; str(e) is kubelet's exact message."""
 
     def __init__(self, message: str):

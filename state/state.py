@@ -3,10 +3,10 @@
 Readers return copies: nothing outside a store can change its contents by mutating
 a returned value.
 
-`State` adds two calls kubelet does not have, both with the same result as a
-combination of kubelet's calls, only cheaper: `assigned_containers` (the stored
-container keys without copying their blocks) and `adopt_machine_state` (store a map
-without copying it). Their default implementations here are those combinations; a
+`State` adds three calls kubelet does not have, each with the same result as kubelet's
+calls, only cheaper: `assigned_containers` (the stored container keys without copying
+their blocks), `adopt_machine_state` (store a map without copying it) and
+`deferred_writes` (write a persistent store once after a batch of changes). Their default implementations here are those combinations; a
 store subclasses `State` explicitly, so it inherits the defaults (and cannot be
 instantiated while a kubelet method is missing) and overrides them when it can do
 better.
@@ -16,8 +16,10 @@ better.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from abc import abstractmethod
-from typing import Optional, Protocol
+from typing import ContextManager, Optional, Protocol
 
 from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
@@ -88,6 +90,11 @@ class State(Reader, Writer, Protocol):
         (a copy); a store that can keep the map itself should override it.
         """
         self.set_machine_state(memory_map)
+
+    def deferred_writes(self) -> ContextManager[object]:
+        """A context inside which a persistent store may write once at the end instead of after
+        every change (same final contents). Default: nothing to defer (an in-memory store)."""
+        return nullcontext(self)
 
 
 class StateReader(Reader):

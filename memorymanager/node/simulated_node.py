@@ -24,6 +24,7 @@ from kubeinputs.kubelet_config import (EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESE
                                        validate_kubelet_configuration)
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod
+from memorymanager.reserved_memory import ReservedMemoryMismatchError
 from memorymanager.manager import new_manager as new_memory_manager
 
 POD_SCOPE = "pod"
@@ -47,8 +48,6 @@ def reserved_memory_hint(error: Any, config: KubeletConfig, machine: MachineInfo
     """The rule behind kubelet's "the total amount ... is not equal to the value ... determined by Node
     Allocatable feature", with its numbers: reservedMemory, summed over NUMA nodes, must equal
     systemReserved + kubeReserved (+ evictionHard memory.available for `memory`), each term shown."""
-    from memorymanager.reserved_memory import ReservedMemoryMismatchError
-
     while error is not None and not isinstance(error, ReservedMemoryMismatchError):
         error = error.__cause__ or error.__context__
     if error is None:

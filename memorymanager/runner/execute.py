@@ -17,6 +17,7 @@ from topologymanager.manager import MERGE_FUNCTIONS
 from topologymanager.reference_merge import ReferenceRefusal
 from kubeinputs.pod import Pod
 from state import CHECKPOINT_FILE_NAME
+from state.checkpoint_manager import NoSyncFileOps
 from memorymanager.runner.discover import collect_scenario_files
 from memorymanager.runner.expect import compare
 from memorymanager.runner.observe import hint_maps_to_obj, pod_observations, state_observations
@@ -71,8 +72,6 @@ class ScenarioRun:
         self.scenario = scenario
         self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
         if not durable:  # a temporary folder removed after the scenario: no fsync needed
-            from state.checkpoint_manager import NoSyncFileOps
-
             self.node.file_ops = NoSyncFileOps()
         self.context_pod: Optional[Pod] = None
         self._hint_shown: Optional[str] = None  # the start hint already attached to a step

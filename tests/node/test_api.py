@@ -43,7 +43,9 @@ def test_front_door_exports_exactly_its_all():
 
 
 def test_one_exception_hierarchy():
-    for cls in (memorymanager.InputError, memorymanager.NodeError, memorymanager.KubeletStartError,
+    from memorymanager.policy import MemoryManagerError
+
+    for cls in (memorymanager.InputError, memorymanager.NodeError, memorymanager.KubeletStartError, MemoryManagerError,
                 memorymanager.BoundedWorkError):
         assert issubclass(cls, memorymanager.Error)
 
