@@ -108,12 +108,12 @@ def _pod(name: str, containers: list[tuple[int, int]]) -> dict:
     return {"metadata": {"name": name}, "spec": {"containers": specs}}
 
 
-def _run(machine, kubelet, pods):
+def _run(machine, kubelet, pods, hints=None):
     node = Node(machine, kubelet)
     answers = []
     for pod in pods:
         try:
-            answers.append(node.admit(pod))
+            answers.append(node.admit(pod, hints))
         except Exception as exc:  # an error is an answer too
             answers.append(f"{type(exc).__name__}: {exc}")
     return answers, node.machine_state()
@@ -138,6 +138,40 @@ def test_admissions_are_the_same_with_the_family_paths_forced(monkeypatch, n, po
         patch.setattr(hints_module, "FAMILY_MIN_NODES", 1)
         patch.setattr(fast_merge_module, "FAST_MERGE_MAX_NODES", 0)
         got = _run(machine, kubelet, manifests)
+    assert got == want
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_admissions_on_uneven_machines_with_prefer_closest_and_injected_hints_are_the_same(monkeypatch, data):
+    """Random per-node memory, random distances with prefer-closest-numa-nodes on or off, and an
+    injected CPU-shaped hint list: the family paths forced give today's answers and state."""
+    n = data.draw(st.integers(6, 9), label="nodes")
+    machine = synthetic_machine(n, 4 * GI, hugepages_2mi=256)
+    for node in machine.topology:
+        node.memory = data.draw(st.integers(2, 8), label="GiB") * GI
+        node.distances = [10 if j == node.node_id else data.draw(st.sampled_from([11, 20, 32]), label="distance")
+                          for j in range(n)]
+    machine.memory_capacity = sum(node.memory for node in machine.topology)
+    policy = data.draw(st.sampled_from(["best-effort", "restricted", "single-numa-node"]), label="policy")
+    closest = data.draw(st.booleans(), label="prefer-closest")
+    options = {"max-allowable-numa-nodes": "16"}
+    if closest:
+        options["prefer-closest-numa-nodes"] = "true"
+    kubelet = {"memoryManagerPolicy": "Static", "topologyManagerPolicy": policy,
+               "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}],
+               "topologyManagerPolicyOptions": options}
+    masks = data.draw(st.lists(st.tuples(st.lists(st.integers(0, n - 1), min_size=1, max_size=3, unique=True),
+                                         st.booleans()), min_size=1, max_size=4), label="cpu hints")
+    hints = {"c0": {"cpu": [(sorted(ids), preferred) for ids, preferred in masks]}}
+    pods = data.draw(st.lists(st.tuples(st.integers(256, 12000), st.integers(0, 300)), min_size=1, max_size=5),
+                     label="pods")
+    manifests = [_pod(f"p{i}", [containers]) for i, containers in enumerate(pods)]
+    want = _run(machine, kubelet, manifests, hints)
+    with monkeypatch.context() as patch:
+        patch.setattr(hints_module, "FAMILY_MIN_NODES", 1)
+        patch.setattr(fast_merge_module, "FAST_MERGE_MAX_NODES", 0)
+        got = _run(machine, kubelet, manifests, hints)
     assert got == want
 
 
