@@ -332,11 +332,7 @@ class SimulatedNode:
         container map directly. Either way no memory is placed anew.
         """
         for pod in pods:
-            self._admitted.pop(pod.uid, None)
-            self._admitted_version += 1
-            self._admitted[pod.uid] = pod
-            self._known.pop(pod.uid, None)
-            self._known[pod.uid] = pod
+            self._mark_admitted(pod)
             for container in pod.all_containers():
                 cid = container_id(pod, container.name)
                 self._containers[cid] = (pod.uid, container.name)
@@ -385,15 +381,19 @@ class SimulatedNode:
             self._extra.current = None
         return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded))
 
+    def _mark_admitted(self, pod: Pod) -> None:
+        """`pod` is active from now on, the latest of the admitted (and of the pods known by name)."""
+        self._admitted.pop(pod.uid, None)
+        self._admitted_version += 1
+        self._admitted[pod.uid] = pod
+        self._known.pop(pod.uid, None)
+        self._known[pod.uid] = pod
+
     def _admit(self, pod: Pod):
         """The admission proper (the checkpoint is written once, when it ends)."""
         result = self.topology_manager.admit(pod)
         if result.admit:
-            self._admitted.pop(pod.uid, None)
-            self._admitted_version += 1
-            self._admitted[pod.uid] = pod
-            self._known.pop(pod.uid, None)
-            self._known[pod.uid] = pod
+            self._mark_admitted(pod)
             for container in pod.all_containers():
                 cid = container_id(pod, container.name)
                 self.memory_manager.add_container(pod, container, cid)
