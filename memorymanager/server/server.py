@@ -80,9 +80,10 @@ class NodeServer:
         limiter = TokenBucket() if rate_limit else None  # one bucket for the whole PodResources server
         self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpc"),
                                 options=[("grpc.max_receive_message_length", max_receive_message_bytes)])
-        v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(host, providers, limiter), self.grpc)
-        v1alpha1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1Alpha1(host, providers, limiter),
-                                                               self.grpc)
+        v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(host, providers, limiter, host.metrics),
+                                                         self.grpc)
+        v1alpha1_grpc.add_PodResourcesListerServicer_to_server(
+            PodResourcesV1Alpha1(host, providers, limiter, host.metrics), self.grpc)
         control_pb2_grpc.add_NodeControlServicer_to_server(NodeControl(host), self.grpc)
         old_umask = os.umask(0o177)  # the socket is created 0600, never briefly open to others
         try:
