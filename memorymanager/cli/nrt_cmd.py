@@ -1,7 +1,8 @@
 """`memorymanager nrt`: print the NodeResourceTopology NFD's topology-updater would publish.
 
-    memorymanager nrt --scenario S [--node-name N] [--json]
-    memorymanager nrt --socket PATH [--machine M | --sysfs-root DIR] [--kubelet K] [--node-name N] [--json]
+    memorymanager nrt --scenario S [--node-name N] [--watch-namespace NS] [--no-pods-fingerprint] [--json]
+    memorymanager nrt --socket PATH [--machine M | --sysfs-root DIR] [--kubelet K] [--node-name N]
+                      [--watch-namespace NS] [--no-pods-fingerprint] [--json]
 
 With `--scenario` the scenario's steps run in-process and the node they leave is read through
 the same PodResources messages a server answers. With `--socket` the PodResources server
@@ -10,7 +11,8 @@ this host's sysfs (or `--machine`) and the topology manager attributes from the 
 configuration (`--kubelet`, default kubelet's defaults): give both when the server describes
 another machine (a `memorymanager serve` of a machine file); a server reporting NUMA nodes the
 machine info lacks is refused. The node name defaults to
-`$NODE_NAME`, else this host's name. YAML by default.
+`$NODE_NAME`, else this host's name. YAML by default. `--watch-namespace` and
+`--no-pods-fingerprint` are the updater's `-watch-namespace` and `-pods-fingerprint=false`.
 """
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ import json
 import os
 import socket
 import tempfile
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from memorymanager.server.nrt import NRTOptions
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -32,8 +37,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     nrt.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="with --socket: sysfs root (default /sys)")
     nrt.add_argument("--kubelet", metavar="K", help="with --socket: the node's KubeletConfiguration file")
     nrt.add_argument("--node-name", metavar="N", help="metadata.name (default $NODE_NAME or the host name)")
+    nrt.add_argument("--watch-namespace", metavar="NS", default="*",
+                     help="count only the pods of this namespace (NFD's -watch-namespace; default * = all)")
+    nrt.add_argument("--no-pods-fingerprint", action="store_true",
+                     help="leave out nodeTopologyPodsFingerprint (NFD's -pods-fingerprint=false)")
     nrt.add_argument("--json", action="store_true", help="print JSON instead of YAML")
     nrt.set_defaults(handler=run)
+
+
+def _options(args: argparse.Namespace) -> "NRTOptions":
+    """The updater's flags as `NRTOptions`."""
+    from memorymanager.server.nrt import NRTOptions
+
+    return NRTOptions(watch_namespace=args.watch_namespace, pods_fingerprint=not args.no_pods_fingerprint)
 
 
 def _from_scenario(args: argparse.Namespace, name: str) -> dict:
@@ -44,7 +60,7 @@ def _from_scenario(args: argparse.Namespace, name: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="memorymanager-nrt-") as state_dir:
         args.machine = args.kubelet = None
         node, _, _ = _scenario_node(args, state_dir)
-        return from_host(NodeHost(node, already_started=True), name)
+        return from_host(NodeHost(node, already_started=True), name, options=_options(args))
 
 
 def _from_socket(args: argparse.Namespace, name: str) -> dict:
@@ -67,7 +83,7 @@ def _from_socket(args: argparse.Namespace, name: str) -> dict:
         except grpc.RpcError as exc:
             raise CallError(f"PodResources on unix:{args.socket}: {exc.code().name}: {exc.details()}") from None
     _check_same_node(machine, allocatable, args)
-    return node_resource_topology(name, machine, config, allocatable, listing)
+    return node_resource_topology(name, machine, config, allocatable, listing, options=_options(args))
 
 
 def _check_same_node(machine, allocatable, args: argparse.Namespace) -> None:

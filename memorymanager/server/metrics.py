@@ -1,8 +1,8 @@
-"""Prometheus metrics of a simulated node: kubelet's own memory and topology manager metrics,
-plus per-NUMA-node gauges no kubelet exports.
+"""Prometheus metrics of a simulated node: kubelet's own memory manager, topology manager and
+PodResources metrics, plus per-NUMA-node gauges no kubelet exports.
 
-Kubelet's metrics (names, help texts with component-base's `[ALPHA]` prefix, labels and
-buckets as kubelet v1.37 registers them):
+Kubelet's series (`kubelet_series.SERIES`: names, types, help texts with component-base's
+`[ALPHA]` prefix, labels and buckets as kubelet registers them):
 
 - `kubelet_memory_manager_pinning_requests_total` / `..._errors_total`: one per Allocate
   (or AllocatePod) call of the Static policy for a Guaranteed pod, an error when it failed;
@@ -12,21 +12,31 @@ buckets as kubelet v1.37 registers them):
   (kubelet observes `Milliseconds()`, an integer), buckets 0.05 * 2^k, k = 0..14;
 - `kubelet_container_aligned_compute_resources_count` / `..._failure_count`, labels
   `scope` (container, pod) and `boundary` (numa_node): counted only under the
-  single-numa-node policy, per container (container scope) or per pod (pod scope).
+  single-numa-node policy, per container (container scope) or per pod (pod scope);
+- `kubelet_pod_resources_endpoint_requests_total` (every PodResources call, label
+  `server_api_version` v1 or v1alpha1), `..._requests_list`, `..._requests_get_allocatable`,
+  `..._requests_get` (v1 calls of that method), `..._errors_list`, `..._errors_get_allocatable`,
+  `..._errors_get` (v1 calls of that method that answered an error), as kubelet's v1 and
+  v1alpha1 servers count them: a call the rate limit rejects never reaches them and is not
+  counted; the `Get` series exist only with the `KubeletPodResourcesGet` gate on. Each label
+  value appears once a call has used it (kubelet's counter vectors start empty).
 
-Kubelet counts these inside its managers. Here `KubeletMetrics.attach` gives one started
-node's managers counting subclasses (per instance; the managers' classes and code stay free of
-metrics), and a deep copy of the node (`would_admit`'s trial) counts into a detached recorder. Counters belong to one kubelet process: a restart
-starts them again from zero, as kubelet's do.
+Kubelet counts these inside its managers and servers. Here `KubeletMetrics.attach` gives one
+started node's managers counting subclasses (per instance; the managers' classes and code stay
+free of metrics), a deep copy of the node (`would_admit`'s trial) counts into a detached
+recorder, and the PodResources servicers report each call to `KubeletMetrics` as their
+observer. Counters belong to one kubelet process: a restart starts them again from zero, as
+kubelet's do.
 
 Our own gauges, modelled on nri-plugins' `mem.node.*` (labels `numa_node`, `resource`):
 `memorymanager_numa_node_capacity_bytes`, `..._allocatable_bytes`, `..._reserved_bytes`
 (assigned to containers), `..._free_bytes`, `..._system_reserved_bytes` and
 `memorymanager_numa_node_containers` (containers with a block of that resource on the node).
 
-The text exposition is written here (format 0.0.4) rather than by prometheus-client's
-`generate_latest`, which would rename the two `_count` counters to `..._count_total`;
-prometheus-client's parser reads it back (the tests do).
+The text exposition is written here (format 0.0.4, families sorted by name as client_golang
+gathers them) rather than by prometheus-client's `generate_latest`, which would rename the
+`_count` and `_list`-style counters to `..._total`; prometheus-client's parser reads it back
+(the tests do).
 """
 from __future__ import annotations
 
@@ -39,31 +49,26 @@ from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 from prometheus_client.core import Metric
 
+from kubeinputs.features import FeatureGateError, FeatureGates
+from memorymanager.server.kubelet_series import ADMISSION_DURATION_MS_BUCKETS, SERIES, series
 from topologymanager.policy import is_alignment_guaranteed
 
 T = TypeVar("T")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-DURATION_BUCKETS: tuple[float, ...] = tuple(0.05 * 2 ** k for k in range(15))
+DURATION_BUCKETS: tuple[float, ...] = ADMISSION_DURATION_MS_BUCKETS
 SCOPES = ("container", "pod")
 BOUNDARY_NUMA = "numa_node"
 
-# name -> (type, help) of kubelet's metrics (help texts as kubelet prints them).
-KUBELET_METRICS: dict[str, tuple[str, str]] = {
-    "kubelet_memory_manager_pinning_requests_total": (
-        "counter", "[ALPHA] The number of memory pages allocations which required pinning."),
-    "kubelet_memory_manager_pinning_errors_total": (
-        "counter", "[ALPHA] The number of memory pages allocations which required pinning that failed."),
-    "kubelet_topology_manager_admission_requests_total": (
-        "counter", "[ALPHA] The number of admission requests where resources have to be aligned."),
-    "kubelet_topology_manager_admission_errors_total": (
-        "counter", "[ALPHA] The number of admission request failures where resources could not be aligned."),
-    "kubelet_topology_manager_admission_duration_ms": (
-        "histogram", "[ALPHA] Duration in milliseconds to serve a pod admission request."),
-    "kubelet_container_aligned_compute_resources_count": (
-        "counter", "[ALPHA] Cumulative number of aligned compute resources allocated to containers by alignment type."),
-    "kubelet_container_aligned_compute_resources_failure_count": (
-        "counter", "[ALPHA] Cumulative number of failures to allocate aligned compute resources to containers "
-        "by alignment type."),
+# name -> (type, help) of kubelet's series this page shows (help texts as kubelet prints them).
+KUBELET_METRICS: dict[str, tuple[str, str]] = {s.name: (s.type, s.help_text) for s in SERIES if s.exported}
+
+POD_RESOURCES_TOTAL = "kubelet_pod_resources_endpoint_requests_total"
+# v1 method -> (its requests series, its errors series); v1alpha1 calls count in the total only
+POD_RESOURCES_V1_SERIES: dict[str, tuple[str, str]] = {
+    "List": ("kubelet_pod_resources_endpoint_requests_list", "kubelet_pod_resources_endpoint_errors_list"),
+    "GetAllocatableResources": ("kubelet_pod_resources_endpoint_requests_get_allocatable",
+                                "kubelet_pod_resources_endpoint_errors_get_allocatable"),
+    "Get": ("kubelet_pod_resources_endpoint_requests_get", "kubelet_pod_resources_endpoint_errors_get"),
 }
 
 NUMA_GAUGES: dict[str, str] = {
@@ -89,6 +94,7 @@ class Counts:
     duration_count: int = 0
     aligned: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
     aligned_failures: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
+    pod_resources: dict[tuple[str, str], int] = field(default_factory=dict)  # (series, server_api_version)
 
 
 class KubeletMetrics:
@@ -110,7 +116,7 @@ class KubeletMetrics:
             c = self.counts
             return Counts(c.pinning_requests, c.pinning_errors, c.admission_requests, c.admission_errors,
                           list(c.duration_buckets), c.duration_sum, c.duration_count,
-                          dict(c.aligned), dict(c.aligned_failures))
+                          dict(c.aligned), dict(c.aligned_failures), dict(c.pod_resources))
 
     def observe_duration(self, milliseconds: float) -> None:
         """One admission's duration into the histogram."""
@@ -122,6 +128,26 @@ class KubeletMetrics:
                     break
             c.duration_sum += milliseconds
             c.duration_count += 1
+
+    # ----- the PodResources servers' counts (the servicers' observer) -----
+
+    def pod_resources_request(self, version: str, method: str) -> None:
+        """A PodResources call the rate limit let through, as kubelet counts it on entry."""
+        with self._lock:
+            counts = self.counts.pod_resources
+            keys = [POD_RESOURCES_TOTAL]
+            if version == "v1" and method in POD_RESOURCES_V1_SERIES:
+                keys.append(POD_RESOURCES_V1_SERIES[method][0])
+            for name in keys:
+                counts[(name, version)] = counts.get((name, version), 0) + 1
+
+    def pod_resources_error(self, version: str, method: str) -> None:
+        """That call answered an error."""
+        if version != "v1" or method not in POD_RESOURCES_V1_SERIES:
+            return
+        with self._lock:
+            key = (POD_RESOURCES_V1_SERIES[method][1], version)
+            self.counts.pod_resources[key] = self.counts.pod_resources.get(key, 0) + 1
 
     def _add(self, name: str, key: Optional[str] = None) -> None:
         with self._lock:
@@ -155,8 +181,9 @@ class KubeletMetrics:
 
     # ----- exposition -----
 
-    def families(self) -> list[Metric]:
-        """Kubelet's metric families with the current values."""
+    def families(self, gates: FeatureGates = FeatureGates()) -> list[Metric]:
+        """Kubelet's metric families with the current values; a series kubelet registers under
+        a feature gate only when `gates` has it on."""
         c = self.snapshot()
         out: list[Metric] = []
 
@@ -181,6 +208,14 @@ class KubeletMetrics:
         counter("kubelet_container_aligned_compute_resources_count", 0, labels, [c.aligned[s] for s in SCOPES])
         counter("kubelet_container_aligned_compute_resources_failure_count", 0, labels,
                 [c.aligned_failures[s] for s in SCOPES])
+        for entry in SERIES:
+            registered = not entry.gate or gates.enabled(entry.gate)
+            if not entry.name.startswith("kubelet_pod_resources_endpoint_") or not registered:
+                continue
+            versions = sorted(v for (n, v) in c.pod_resources if n == entry.name)
+            if versions:  # a counter vector without children shows nothing
+                counter(entry.name, 0, [{"server_api_version": v} for v in versions],
+                        [c.pod_resources[(entry.name, v)] for v in versions])
         return out
 
 
@@ -261,8 +296,7 @@ class _CountedScope:
 
 def _histogram(name: str, counts: Counts) -> Metric:
     """A histogram family with kubelet's buckets (cumulative counts, +Inf, sum, count)."""
-    _, help_text = KUBELET_METRICS[name]
-    metric = Metric(name, help_text, "histogram")
+    metric = Metric(name, series(name).help_text, "histogram")
     cumulative = 0
     for bound, in_bucket in zip(DURATION_BUCKETS, counts.duration_buckets):
         cumulative += in_bucket
@@ -366,8 +400,19 @@ def _escape(value: str) -> str:
 
 
 def exposition(metrics: KubeletMetrics, node: Any) -> str:
-    """Everything `/metrics` shows for a simulated node: kubelet's families, then the per-NUMA gauges."""
-    return render(metrics.families() + numa_families(node))
+    """Everything `/metrics` shows for a simulated node: kubelet's families and the per-NUMA
+    gauges, sorted by name as client_golang gathers them."""
+    families = metrics.families(_feature_gates(node)) + numa_families(node)
+    return render(sorted(families, key=lambda m: m.name))
+
+
+def _feature_gates(node: Any) -> FeatureGates:
+    """The node's feature gates (the defaults when they do not validate: such a kubelet never
+    started, and its PodResources server answered nothing)."""
+    try:
+        return FeatureGates.from_config(node.config.feature_gates)
+    except FeatureGateError:
+        return FeatureGates()
 
 
 @contextlib.contextmanager

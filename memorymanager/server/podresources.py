@@ -12,6 +12,8 @@ simulated node, with kubelet v1.37's semantics:
   disabled`, or `pod NAME in namespace NS not found`.
 - A token bucket (100 calls/s, burst 10, kubelet's defaults) guards the PodResources methods;
   a call over the limit gets RESOURCE_EXHAUSTED `rejected by rate limit`.
+- Each call the limit lets through is reported to the servicer's observer (kubelet's
+  PodResources metrics, `metrics.KubeletMetrics`): on entry, and again when it answers an error.
 
 CPU ids and devices come from no manager here (the simulated node has no CPU or device
 manager): they are empty unless `ProviderData` (the `--providers` file of `serve`) gives them.
@@ -22,7 +24,7 @@ import threading
 import time
 from kubeinputs.features import KUBELET_POD_RESOURCES_GET_GATE
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Protocol
 
 import grpc
 
@@ -204,19 +206,35 @@ class Status(Exception):
         self.message = message
 
 
+class PodResourcesObserver(Protocol):
+    """Told of every PodResources call that passed the rate limit (kubelet's metrics)."""
+
+    def pod_resources_request(self, version: str, method: str) -> None:
+        """A call of `method` on the `version` server begins."""
+
+    def pod_resources_error(self, version: str, method: str) -> None:
+        """That call answers an error."""
+
+
 def _rate_limited(method: Callable[..., Any]) -> Callable[..., Any]:
     """Kubelet's rate-limit interceptor, applied to one servicer method; a `Status` the
-    method raises becomes its answer, any other failure an INTERNAL status naming it."""
+    method raises becomes its answer, any other failure an INTERNAL status naming it. Calls
+    the limit lets through are reported to the servicer's observer."""
 
     def guarded(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
         if self.limiter is not None and not self.limiter.allow():
             context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, RATE_LIMIT_MESSAGE)
+        observer: Optional[PodResourcesObserver] = self.observer
+        if observer is not None:
+            observer.pod_resources_request(self.API_VERSION, method.__name__)
         try:
             return method(self, request, context)
         except Status as status:
             failure = (status.code, status.message)
         except Exception as exc:  # never a dead server
             failure = (grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+        if observer is not None:
+            observer.pod_resources_error(self.API_VERSION, method.__name__)
         context.abort(*failure)
 
     guarded.__name__ = method.__name__
@@ -227,11 +245,14 @@ def _rate_limited(method: Callable[..., Any]) -> Callable[..., Any]:
 class PodResourcesV1(v1_grpc.PodResourcesListerServicer):
     """`v1.PodResourcesLister`."""
 
+    API_VERSION = "v1"
+
     def __init__(self, host: NodeHost, providers: Optional[ProviderData] = None,
-                 limiter: Optional[TokenBucket] = None) -> None:
+                 limiter: Optional[TokenBucket] = None, observer: Optional[PodResourcesObserver] = None) -> None:
         self.host = host
         self.providers = providers or ProviderData()
         self.limiter = limiter
+        self.observer = observer
 
     @_rate_limited
     def List(self, request: v1.ListPodResourcesRequest, context: grpc.ServicerContext) -> v1.ListPodResourcesResponse:
@@ -264,11 +285,14 @@ class PodResourcesV1(v1_grpc.PodResourcesListerServicer):
 class PodResourcesV1Alpha1(v1alpha1_grpc.PodResourcesListerServicer):
     """`v1alpha1.PodResourcesLister`: names and devices only."""
 
+    API_VERSION = "v1alpha1"
+
     def __init__(self, host: NodeHost, providers: Optional[ProviderData] = None,
-                 limiter: Optional[TokenBucket] = None) -> None:
+                 limiter: Optional[TokenBucket] = None, observer: Optional[PodResourcesObserver] = None) -> None:
         self.host = host
         self.providers = providers or ProviderData()
         self.limiter = limiter
+        self.observer = observer
 
     @_rate_limited
     def List(self, request: v1alpha1.ListPodResourcesRequest,

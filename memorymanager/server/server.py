@@ -1,5 +1,6 @@
 """One gRPC server on a unix socket serving PodResources (v1, v1alpha1) and the node-control
-service for a `NodeHost`, plus the optional `/metrics` HTTP server.
+service for a `NodeHost`, with gRPC server reflection listing the three (so that grpcurl and
+the like need no .proto files), plus the optional `/metrics` HTTP server.
 
 Socket handling follows kubelet: a socket file left by a crashed run is removed before
 binding, the parent folder is created, and on stop the socket file is removed. A path that
@@ -14,13 +15,16 @@ from concurrent import futures
 from typing import Optional
 
 import grpc
+from grpc_reflection.v1alpha import reflection
 
 from memorymanager.server.control import NodeControl
 from memorymanager.server.host import NodeHost
 from memorymanager.server.metrics import MetricsHTTPServer
 from memorymanager.server.podresources import PodResourcesV1, PodResourcesV1Alpha1, ProviderData, TokenBucket
-from memorymanager.server.protos.control import control_pb2_grpc
+from memorymanager.server.protos.control import control_pb2, control_pb2_grpc
+from memorymanager.server.protos.v1 import api_pb2 as v1
 from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
+from memorymanager.server.protos.v1alpha1 import api_pb2 as v1alpha1
 from memorymanager.server.protos.v1alpha1 import api_pb2_grpc as v1alpha1_grpc
 
 MAX_SOCKET_PATH = 107  # sun_path holds 108 bytes with the terminating NUL
@@ -29,6 +33,9 @@ WORKERS = 16
 # one gets RESOURCE_EXHAUSTED and the server keeps serving
 MAX_RECEIVE_MESSAGE_BYTES = 4 << 20
 SOCKET_MODE = 0o600  # only the serving user may connect (kubelet's sockets live in a root-only folder)
+# the services reflection lists: v1.PodResourcesLister, v1alpha1.PodResourcesLister, memorymanager.v1alpha1.NodeControl
+SERVICE_NAMES = tuple(module.DESCRIPTOR.services_by_name[name].full_name for module, name in (
+    (v1, "PodResourcesLister"), (v1alpha1, "PodResourcesLister"), (control_pb2, "NodeControl")))
 
 
 class ServeError(Exception):
@@ -80,10 +87,12 @@ class NodeServer:
         limiter = TokenBucket() if rate_limit else None  # one bucket for the whole PodResources server
         self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpc"),
                                 options=[("grpc.max_receive_message_length", max_receive_message_bytes)])
-        v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(host, providers, limiter), self.grpc)
-        v1alpha1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1Alpha1(host, providers, limiter),
-                                                               self.grpc)
+        v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(host, providers, limiter, host.metrics),
+                                                         self.grpc)
+        v1alpha1_grpc.add_PodResourcesListerServicer_to_server(
+            PodResourcesV1Alpha1(host, providers, limiter, host.metrics), self.grpc)
         control_pb2_grpc.add_NodeControlServicer_to_server(NodeControl(host), self.grpc)
+        reflection.enable_server_reflection(SERVICE_NAMES + (reflection.SERVICE_NAME,), self.grpc)
         old_umask = os.umask(0o177)  # the socket is created 0600, never briefly open to others
         try:
             bound = self.grpc.add_insecure_port("unix:" + self.socket_path)

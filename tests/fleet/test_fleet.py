@@ -257,8 +257,8 @@ def guaranteed(name, cpu, memory):
 
 
 def test_nrt_of_a_fleet_node_drives_the_filter():
-    """The NRT the updater would publish for a fleet node: pods with exclusive CPUs are drawn
-    down, so the filter refuses what no NUMA node holds; a fractional-CPU pod is not counted."""
+    """The NRT the updater (NFD v0.19) would publish for a fleet node: Guaranteed pods are drawn
+    down, so the filter refuses what no NUMA node holds, a fractional-CPU pod's memory included."""
     from memorymanager.fleet.fleetnode import FleetNode, pod_requests
     from memorymanager.fleet.trace import _pod
 
@@ -280,7 +280,7 @@ def test_nrt_of_a_fleet_node_drives_the_filter():
     node.delete("default/big1")
     p = _pod(guaranteed("frac", "1500m", "3Gi"), "pod")
     assert node.admit("default/frac", p, pod_requests(p)).admitted
-    assert fits(guaranteed("next", "1", "1536Mi"))  # the NRT still shows node-1 free
+    assert not fits(guaranteed("next", "1", "1536Mi"))  # the NRT shows node-1 taken, as kubelet has it
     assert not node.node.would_admit(_pod(guaranteed("next", "1", "1536Mi"), "pod")).admitted
 
 

@@ -9,7 +9,8 @@ import yaml
 
 import memorymanager.cli.app as cli
 from memorymanager.node.api import read_kubelet
-from memorymanager.server.nrt import from_host, node_resource_topology, option_attribute, topology_policy
+from memorymanager.server import podfingerprint
+from memorymanager.server.nrt import from_host, node_resource_topology, topology_policy
 from memorymanager.server.protos.v1 import api_pb2 as v1
 from tests.helpers.paths import FIXTURES
 from tests.server.openapi import problems
@@ -34,10 +35,10 @@ def test_zones_attributes_and_a_multi_numa_block_drawn_down_lowest_node_first(tm
         assert obj["apiVersion"] == "topology.node.k8s.io/v1alpha2" and obj["kind"] == "NodeResourceTopology"
         assert obj["metadata"] == {"name": "worker-1"}
         assert obj["topologyPolicies"] == ["BestEffortContainerLevel"]
-        assert obj["attributes"] == [
+        assert obj["attributes"] == [  # no topologyManagerOption...: NFD publishes no policy options
             {"name": "topologyManagerPolicy", "value": "best-effort"},
             {"name": "topologyManagerScope", "value": "container"},
-            {"name": "topologyManagerOptionPreferClosestNumaNodes", "value": "true"},
+            {"name": "nodeTopologyPodsFingerprint", "value": podfingerprint.sign([("default", "big")])},
         ]
         assert [(z["name"], z["type"]) for z in obj["zones"]] == [("node-0", "Node"), ("node-1", "Node")]
         assert obj["zones"][0]["costs"] == [{"name": "node-0", "value": 10}, {"name": "node-1", "value": 20}]
@@ -50,13 +51,27 @@ def test_zones_attributes_and_a_multi_numa_block_drawn_down_lowest_node_first(tm
         assert ("node-0", "cpu") not in got  # no CPU ids reported: no cpu resource where memory is allocatable
 
 
-def test_pods_without_whole_cpus_are_not_counted(tmp_path):
+def test_a_guaranteed_pod_with_fractional_cpus_has_its_memory_drawn_down(tmp_path):
     with serving(tmp_path) as (server, c):
         assert c.admit(pod("frac", memory="1Gi", cpu="500m")).admitted  # Guaranteed, pinned memory
         listing = c.list()
-        assert listing.pod_resources[0].containers[0].memory  # kubelet reports the block
+        block = listing.pod_resources[0].containers[0].memory[0]  # kubelet reports the block
         got = resources(from_host(server.host, "n"))
-        assert all(alloc == avail for _, alloc, avail in got.values())  # NFD skips the pod
+        numa = f"node-{block.topology.nodes[0].ID}"
+        _, alloc, avail = got[(numa, "memory")]
+        assert alloc - avail == 1 << 30  # NFD v0.18+ counts every Guaranteed pod
+        assert sum(a - v for (z, name), (_, a, v) in got.items() if (z, name) != (numa, "memory")) == 0
+
+
+def test_a_burstable_pod_is_not_counted(tmp_path):
+    burstable = json.dumps({"metadata": {"name": "b"}, "spec": {"containers": [
+        {"name": "app", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}}]}})
+    with serving(tmp_path) as (server, c):
+        assert c.admit(burstable).admitted
+        obj = from_host(server.host, "n")
+        assert all(alloc == avail for _, alloc, avail in resources(obj).values())
+        assert obj["attributes"][-1] == {"name": "nodeTopologyPodsFingerprint",
+                                         "value": podfingerprint.sign([("default", "b")])}  # but fingerprinted
 
 
 def test_nrt_from_a_live_socket_equals_the_served_nodes(tmp_path):
@@ -114,9 +129,10 @@ def test_node_without_allocatable_reports_its_cpus_as_reserved():
 
 
 def test_names():
-    assert option_attribute("max-allowable-numa-nodes") == "topologyManagerOptionMaxAllowableNumaNodes"
     assert topology_policy("single-numa-node", "pod") == "SingleNUMANodePodLevel"
+    assert topology_policy("restricted", "container") == "RestrictedContainerLevel"
     assert topology_policy("none", "container") == "None"
+    assert topology_policy("best-effort", "node") == "None"  # an unknown scope, as NFD
 
 
 def test_the_schema_check_refuses_what_the_crd_refuses():
@@ -178,3 +194,23 @@ def test_provider_data_errors_name_the_path():
     with pytest.raises(InputError) as err:
         parse_provider_data({"gpus": {}}, "p.yaml")
     assert "unknown key" in str(err.value)
+
+
+def test_the_updaters_flags_on_the_command_line():
+    path = str(FIXTURES / "scenarios" / "memory" / "060-pod-scope-admit-cross-numa.yaml")
+
+    def nrt(*flags):
+        out = io.StringIO()
+        assert cli.main(["nrt", "--scenario", path, "--node-name", "s", "--json", *flags], out=out,
+                        err=io.StringIO()) == 0
+        return json.loads(out.getvalue())
+
+    default = nrt()
+    assert [a["name"] for a in default["attributes"]] == ["topologyManagerPolicy", "topologyManagerScope",
+                                                          "nodeTopologyPodsFingerprint"]
+    assert any(alloc != avail for _, alloc, avail in resources(default).values())
+    assert [a["name"] for a in nrt("--no-pods-fingerprint")["attributes"]] == ["topologyManagerPolicy",
+                                                                               "topologyManagerScope"]
+    elsewhere = nrt("--watch-namespace", "elsewhere")
+    assert all(alloc == avail for _, alloc, avail in resources(elsewhere).values())
+    assert elsewhere["attributes"] == default["attributes"]  # the fingerprint covers every pod
