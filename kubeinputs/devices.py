@@ -22,8 +22,10 @@ true. Declaration order is kept: it is the order the plugin lists its devices in
 (Device(id='gpu0', numa_nodes=(0,), healthy=True), None)
 
 `integer_resource_error` is the API server's check that an extended resource is asked for in
-whole units (`nvidia.com/gpu: 500m` -> `Invalid value: "500m": must be an integer`); negative
-quantities are refused by the Pod reader already.
+whole units, with its text: the field error prints the Quantity struct with Go's `%#v`
+(`nvidia.com/gpu: 500m` -> `Invalid value: resource.Quantity{i:resource.int64Amount{value:500,
+scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"500m", Format:"DecimalSI"}: must be an
+integer`); negative quantities are refused by the Pod reader already.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_list,
                                join_path, type_name)
 from kubeinputs.goformat import go_quote
 from kubeinputs.reader import parse_file
-from kubeinputs.validation import invalid, is_extended_resource_name
+from kubeinputs.validation import is_extended_resource_name
 
 if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
     from pathlib import Path
@@ -142,6 +144,39 @@ def devices_to_obj(devices: Mapping[str, Iterable[Device]]) -> dict[str, list[di
 
 
 # -- the API server's rule for extended resource quantities ---------------------------------------------------
+# Go's divideByScaleInt64 gives up past 18 decimal places (everything is remainder then).
+_MAX_INT64_PLACES = 18
+
+
+def _round_up_to_milli(quantity: Any) -> tuple[int, int, str]:
+    """SetDefaults_ResourceList's RoundUp(-3) of an int64-form quantity: (value, scale, cached string), the
+    cache cleared when the value changes (as Go's RoundUp does)."""
+    value, scale, cached = quantity.unscaled, quantity.exp10, quantity.cached or ""
+    if scale >= -3:
+        return value, scale, cached
+    places = -3 - scale
+    if places >= _MAX_INT64_PLACES:
+        quotient, remainder = 0, value
+    else:
+        divisor = 10 ** places
+        quotient, remainder = int(value / divisor), value - int(value / divisor) * divisor  # Go truncates
+    return quotient + (1 if remainder > 0 else 0), -3, ""
+
+
+def go_quantity_value(quantity: Any) -> str:
+    """How a field error prints a resource.Quantity: Go's `%#v` of the struct (its String method has a
+    pointer receiver, so the value is no fmt.Stringer), after the API server's rounding to thousandths.
+
+    A big-decimal quantity holds a pointer whose address Go prints; a fixed stand-in address is shown."""
+    fmt = go_quote(quantity.format)
+    if quantity.is_dec:
+        return ('resource.Quantity{i:resource.int64Amount{value:0, scale:0}, '
+                'd:resource.infDecAmount{Dec:(*inf.Dec)(0xc000010000)}, s:"", Format:' + fmt + "}")
+    value, scale, cached = _round_up_to_milli(quantity)
+    return (f"resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, "
+            f"d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{go_quote(cached)}, Format:{fmt}}}")
+
+
 def _milli_value_ceil(quantity: Any) -> int:
     """Go's Quantity.MilliValue() for a non-negative quantity: the value in thousandths, rounded up."""
     unscaled, exp10 = quantity.unscaled, quantity.exp10
@@ -156,11 +191,12 @@ def _milli_value_ceil(quantity: Any) -> int:
 
 def integer_resource_error(name: str, quantity: Any) -> Optional[str]:
     """ValidateResourceQuantityValue's integer rule: an extended resource's quantity must be a whole number
-    (checked as the API server does, on the value in thousandths rounded up). None when it is fine."""
+    (checked as the API server does, on the value in thousandths rounded up), with the API server's text
+    (`Invalid value: resource.Quantity{...}: must be an integer`). None when it is fine."""
     if not is_extended_resource_name(name) or quantity.sign() < 0:
         return None
     if _milli_value_ceil(quantity) % 1000 != 0:
-        return invalid(str(quantity), "must be an integer")
+        return f"Invalid value: {go_quantity_value(quantity)}: must be an integer"
     return None
 
 
