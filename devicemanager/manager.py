@@ -288,8 +288,8 @@ class Manager:
         return self._started_state().plugins.capacity()
 
     def allocated_devices(self) -> dict[str, set[str]]:
-        """The devices in use per resource (a copy)."""
-        return {r: set(ids) for r, ids in self._started_state().allocated.items()}
+        """The devices in use per resource (a copy; resources with none left out)."""
+        return {r: set(ids) for r, ids in self._started_state().allocated.items() if ids}
 
     def state(self) -> DeviceState:
         """The allocation state (for tools and tests: read it, do not change it)."""
