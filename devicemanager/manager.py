@@ -184,6 +184,22 @@ class Manager:
         self._state.plugins.update(resource, devices)
         self.write_checkpoint()
 
+    def plugin_disconnected(self, resource: str) -> None:
+        """PluginDisconnected: the resource's plugin went away; its devices turn unhealthy (kubelet writes
+        no checkpoint here)."""
+        state = self._started_state()
+        if resource in state.plugins.endpoints:
+            state.plugins.mark_unhealthy(resource)
+
+    def should_reset_extended_resource_capacity(self) -> bool:
+        """ShouldResetExtendedResourceCapacity: no checkpoint in the folder (the node was recreated)."""
+        if self.state_dir is None:
+            return False
+        try:
+            return not self._checkpoint_manager().list_checkpoints()
+        except (OSError, StoreError):
+            return False
+
     def _started_state(self) -> DeviceState:
         """The state; using the manager before start is an error."""
         if not self._started:

@@ -38,6 +38,15 @@ class PluginDevices:
             (self.healthy if device.healthy else self.unhealthy)[resource].add(device.id)
         self._rank[resource] = {device_id: i for i, device_id in enumerate(self.all_devices[resource])}
 
+    def mark_unhealthy(self, resource: str) -> None:
+        """markResourceUnhealthy (the plugin disconnected): every healthy device of the resource turns
+        unhealthy and its endpoint stops; the devices stay registered."""
+        healthy = self.healthy.get(resource, set())
+        self.healthy[resource] = set()
+        self.unhealthy[resource] = self.unhealthy.get(resource, set()) | healthy
+        if resource in self.endpoints:
+            self.endpoints[resource] = False
+
     def restore_resource(self, resource: str) -> None:
         """readCheckpoint for a registered resource: empty device sets and a stopped endpoint."""
         self.healthy[resource] = set()

@@ -61,6 +61,14 @@ def _iteration_order(k: int) -> tuple[int, ...]:
     return tuple(order)
 
 
+def _subset_sums(per_bit: Sequence[int]) -> list[int]:
+    """For every positional mask m: the sum of per_bit over m's bits (built by doubling, one list per bit)."""
+    sums = [0]
+    for value in per_bit:
+        sums += [x + value for x in sums]
+    return sums
+
+
 def _touching_counts(masks: list[int], k: int) -> list[int]:
     """For every positional mask m of k nodes: how many of `masks` share a node with m (0 never does).
 
@@ -73,11 +81,7 @@ def _touching_counts(masks: list[int], k: int) -> list[int]:
         for m in masks:
             if m:
                 per_bit[m.bit_length() - 1] += 1
-        sums = [0] * size
-        for m in range(1, size):
-            low = m & -m
-            sums[m] = sums[m ^ low] + per_bit[low.bit_length() - 1]
-        return sums
+        return _subset_sums(per_bit)
     inside = [0] * size
     for m in masks:
         inside[m] += 1
@@ -126,13 +130,15 @@ def listed_device_hints(plugins: PluginDevices, machine_nodes: Sequence[int], re
         if all_touching[m] >= request:
             min_affinity_size = min(min_affinity_size, m.bit_count())
             break
-    real = [0] * (1 << k)
-    for m in range(1, 1 << k):
-        low = m & -m
-        real[m] = real[m ^ low] | (1 << nodes[low.bit_length() - 1])
-    reused = len(forced)
-    return [TopologyHint(real[m], m.bit_count() == min_affinity_size) for m in order
-            if reused + free_touching[m] >= request and all(m & f for f in forced)]
+    real = [0]
+    for n in nodes:
+        bit = 1 << n
+        real += [x | bit for x in real]
+    need = request - len(forced)
+    kept = [m for m in order if free_touching[m] >= need]
+    if forced:
+        kept = [m for m in kept if all(m & f for f in forced)]
+    return [TopologyHint(real[m], m.bit_count() == min_affinity_size) for m in kept]
 
 
 def generate_device_topology_hints(plugins: PluginDevices, machine_nodes: Sequence[int], resource: str,

@@ -227,3 +227,13 @@ def test_an_allocation_error_is_an_unexpected_admission_error():
     assert (result.admit, result.reason) == (False, "UnexpectedAdmissionError")
     assert result.message == ("Allocate failed due to no healthy devices present; cannot allocate unhealthy devices "
                               "nvidia.com/gpu, which is unexpected")
+
+
+def test_a_disconnected_plugin_leaves_its_devices_unhealthy():
+    p = single("p", "c", {R: 1})
+    m = _manager({R: [numa_device("a", 0), numa_device("b", 1, healthy=False)]}, [p], P(0))
+    m.plugin_disconnected(R)
+    assert m.get_capacity() == ({R: 2}, {R: 0})
+    with pytest.raises(DeviceManagerError, match="no healthy devices present"):
+        m.allocate(p, p.containers[0])
+    m.plugin_disconnected("example.com/never-registered")  # nothing to do

@@ -209,3 +209,11 @@ def test_a_resource_only_the_checkpoint_names_has_no_healthy_device(tmp_path):
     with pytest.raises(Exception, match="no healthy devices present; cannot allocate unhealthy devices example.com/gone"):
         m.allocate(p, p.containers[0])
     assert json.loads(_file(tmp_path))["Data"]["RegisteredDevices"]["example.com/gone"] == []
+
+
+def test_extended_resource_capacity_is_reset_only_without_a_checkpoint(tmp_path):
+    m = new_manager([0], FixedAffinity(), str(tmp_path), {})
+    m.start(lambda: [])
+    assert m.should_reset_extended_resource_capacity()  # no plugin registered: nothing written yet
+    m.update_devices(GPU, [numa_device("gpu0", 0)])
+    assert not m.should_reset_extended_resource_capacity()
