@@ -89,6 +89,7 @@ class Manager:
         self.strict_checkpoint = strict_checkpoint
         self.file_ops = None  # the checkpoint's FileOps (None: the durable default); set before start
         self.checkpoint_error: Optional[DeviceCheckpointError] = None
+        self.write_error: Optional[DeviceManagerError] = None
         self.skipped_entries: list[tuple[CheckpointEntry, str]] = []
         self._state = DeviceState()
         self._active_pods: Optional[ActivePodsFunc] = None
@@ -115,6 +116,7 @@ class Manager:
         self._active_pods = active_pods
         self._state = DeviceState()
         self.checkpoint_error = None
+        self.write_error = None
         self.skipped_entries = []
         self._started = True
         self._read_checkpoint()
@@ -162,9 +164,15 @@ class Manager:
             self._state.plugins.restore_resource(resource)
 
     def write_checkpoint(self) -> None:
-        """writeCheckpoint: allocations and the healthy devices of every registered resource (in memory: nothing)."""
-        if self.state_dir is not None:
+        """writeCheckpoint: allocations and the healthy devices of every registered resource (in memory: nothing).
+
+        Raises DeviceManagerError with kubelet's text when the file cannot be written."""
+        if self.state_dir is None:
+            return
+        try:
             self._checkpoint_manager().write_blob(CHECKPOINT_FILE_NAME, self.checkpoint_bytes())
+        except (OSError, StoreError) as err:
+            raise DeviceManagerError(f'failed to write checkpoint file "{CHECKPOINT_FILE_NAME}": {err}') from err
 
     def checkpoint_data(self) -> DeviceCheckpointData:
         """The checkpoint's content now: entries (None when there is none, written as null) and the healthy
@@ -179,10 +187,13 @@ class Manager:
 
     def update_devices(self, resource: str, devices: Iterable[Device]) -> None:
         """A plugin's ListAndWatch answer: `resource` now has exactly `devices` (health included); the
-        checkpoint is written."""
+        checkpoint is written (a failure is kept in `write_error`: kubelet logs it and goes on)."""
         self._started_state()
         self._state.plugins.update(resource, devices)
-        self.write_checkpoint()
+        try:
+            self.write_checkpoint()
+        except DeviceManagerError as err:
+            self.write_error = err
 
     def plugin_disconnected(self, resource: str) -> None:
         """PluginDisconnected: the resource's plugin went away; its devices turn unhealthy (kubelet writes

@@ -14,6 +14,7 @@ from devicemanager.checkpoint import (CORRUPT, DeviceCheckpointData, alloc_resp_
 from devicemanager.errors import DeviceCheckpointError
 from devicemanager.manager import new_manager
 from devicemanager.pod_devices import CheckpointEntry
+from state.checkpoint_manager import NoSyncFileOps
 
 from tests.devicemanager.helpers import FixedAffinity, P, container, numa_device, pod, single
 
@@ -217,3 +218,22 @@ def test_extended_resource_capacity_is_reset_only_without_a_checkpoint(tmp_path)
     assert m.should_reset_extended_resource_capacity()  # no plugin registered: nothing written yet
     m.update_devices(GPU, [numa_device("gpu0", 0)])
     assert not m.should_reset_extended_resource_capacity()
+
+
+class _FailingRename(NoSyncFileOps):
+    """FileOps whose rename fails (a read-only folder at the last step)."""
+
+    def rename(self, src, dst):
+        raise PermissionError(13, "Permission denied")
+
+
+def test_a_checkpoint_that_cannot_be_written(tmp_path):
+    p = single("p", "c", {GPU: 1})
+    m = new_manager([0, 1], FixedAffinity(P(0)), str(tmp_path), DEVICES)
+    m.file_ops = _FailingRename()
+    m.start(lambda: [p])
+    assert m.write_error is not None  # registration: kubelet logs it and goes on
+    with pytest.raises(Exception) as err:
+        m.allocate(p, p.containers[0])  # allocation: the error is Allocate's
+    assert str(err.value).startswith('failed to write checkpoint file "kubelet_internal_checkpoint": rename ')
+    assert str(err.value).endswith(": permission denied")
