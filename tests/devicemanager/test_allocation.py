@@ -237,3 +237,9 @@ def test_a_disconnected_plugin_leaves_its_devices_unhealthy():
     with pytest.raises(DeviceManagerError, match="no healthy devices present"):
         m.allocate(p, p.containers[0])
     m.plugin_disconnected("example.com/never-registered")  # nothing to do
+
+
+def test_the_manager_is_a_topology_manager_hint_provider():
+    from topologymanager.hint_provider import HintProvider
+
+    assert isinstance(_manager({}, []), HintProvider)
