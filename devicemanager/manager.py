@@ -21,6 +21,25 @@ Lifecycle, as kubelet drives it:
 Where kubelet only logs (a checkpoint it cannot read: it continues with no allocation), the
 manager does the same and keeps the error in `checkpoint_error`; `strict_checkpoint` turns
 that, and a checkpoint naming devices or NUMA nodes the node does not have, into a start error.
+
+Example: two GPUs on NUMA node 1 of a 2-node machine, the topology manager's stored affinity {1}:
+
+>>> from kubeinputs.devices import parse_devices
+>>> from kubeinputs.pod import parse_pod
+>>> from topologymanager.hint import TopologyHint
+>>> class Store:
+...     def get_affinity(self, pod_uid, container_name): return TopologyHint(0b10, True)
+>>> devices = parse_devices({"nvidia.com/gpu": [{"id": "g0", "numaNodes": [0]}, {"id": "g1", "numaNodes": [1]},
+...                                             {"id": "g2", "numaNodes": [1]}]}, numa_nodes=[0, 1])
+>>> pod = parse_pod({"metadata": {"name": "train"}, "spec": {"containers": [
+...     {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}})
+>>> manager = new_manager([0, 1], Store(), None, devices)
+>>> manager.start(lambda: [pod])
+>>> manager.get_topology_hints(pod, pod.containers[0])
+{'nvidia.com/gpu': [TopologyHint([1], preferred=True), TopologyHint([0, 1], preferred=False)]}
+>>> manager.allocate(pod, pod.containers[0])
+>>> manager.get_devices("train", "c")
+{'nvidia.com/gpu': {'g1': (1,), 'g2': (1,)}}
 """
 from __future__ import annotations
 
