@@ -1,0 +1,245 @@
+"""Device allocation: upstream's TestTopologyAlignedAllocation table, kubelet's errors, init-container
+re-use, release when the pod goes away, and the device manager under the topology manager."""
+from __future__ import annotations
+
+import pytest
+
+from devicemanager.allocation import devices_to_allocate, filter_by_affinity
+from devicemanager.errors import DeviceManagerError
+from devicemanager.manager import new_manager
+from kubeinputs.synthetic_machine import synthetic_machine
+from topologymanager.hint import TopologyHint
+from topologymanager.manager import new_manager as new_topology_manager
+
+from tests.devicemanager.helpers import FixedAffinity, N, P, container, numa_device, pod, single, state_with
+
+R = "example.com/dev"
+GPU = "nvidia.com/gpu"
+
+
+def _multi(prefix_nodes):
+    return [numa_device(f"Dev{i + 1}", n) for i, n in enumerate(prefix_nodes)]
+
+
+# (description, request, devices, hint, expected devices per NUMA node)
+ALIGNED = [
+    ("Single Request, no alignment", 1, [numa_device("Dev1"), numa_device("Dev2")], P(0, 1), {}),
+    ("Request for 1, partial alignment", 1, [numa_device("Dev1"), numa_device("Dev2", 1)], P(1), {1: 1}),
+    ("Single Request, socket 0", 1, _multi([0, 1]), P(0), {0: 1}),
+    ("Single Request, socket 1", 1, _multi([0, 1]), P(1), {1: 1}),
+    ("Request for 2, socket 0", 2, _multi([0, 1, 0, 1]), P(0), {0: 2}),
+    ("Request for 2, socket 1", 2, _multi([0, 1, 0, 1]), P(1), {1: 2}),
+    ("Request for 4, unsatisfiable, prefer socket 0", 4, _multi([0, 1, 0, 1, 0, 1]), P(0), {0: 3, 1: 1}),
+    ("Request for 4, unsatisfiable, prefer socket 1", 4, _multi([0, 1, 0, 1, 0, 1]), P(1), {0: 1, 1: 3}),
+    ("Request for 4, multisocket", 4, _multi([0, 1, 2, 3, 0, 1, 2, 3]), P(1, 3), {1: 2, 3: 2}),
+]
+
+
+@pytest.mark.parametrize("description,request_,devices,hint,alignment", ALIGNED, ids=[c[0] for c in ALIGNED])
+def test_topology_aligned_allocation(description, request_, devices, hint, alignment):
+    state = state_with({R: devices})
+    picked = devices_to_allocate(state, "podUID", "containerName", R, request_, set(), hint)
+    assert len(picked) == request_ == len(set(picked))
+    got: dict[int, int] = {}
+    if state.plugins.has_topology_alignment(R):
+        for device_id in picked:
+            nodes = state.plugins.device(R, device_id).numa_nodes
+            if nodes:
+                got[nodes[0]] = got.get(nodes[0], 0) + 1
+    assert got == alignment
+    assert state.allocated[R] == set(picked)
+
+
+def test_filter_by_affinity_splits_by_node_and_topology():
+    state = state_with({R: [numa_device("a", 0), numa_device("b", 1), numa_device("c"), numa_device("d", 1, 2)]})
+    aligned, unaligned, none = filter_by_affinity(state, R, P(0, 2), {"a", "b", "c", "d"})
+    assert (aligned, unaligned, none) == ({"a", "d"}, {"b"}, {"c"})
+    assert filter_by_affinity(state, R, TopologyHint(), {"a", "b"}) == (set(), set(), {"a", "b"})
+
+
+def test_picks_follow_the_plugins_order_within_a_group():
+    state = state_with({R: [numa_device("z", 0), numa_device("y", 1), numa_device("x", 0)]})
+    assert devices_to_allocate(state, "p", "c", R, 2, set(), P(0)) == ["z", "x"]
+
+
+ERRORS = [
+    ("unhealthy only", {R: [numa_device("a", 0, healthy=False)]}, {}, 1,
+     "no healthy devices present; cannot allocate unhealthy devices example.com/dev"),
+    ("too few free", {R: [numa_device("a", 0), numa_device("b", 1), numa_device("c", 1)]},
+     {"other": {"x": {R: ["a"]}}}, 3, "requested number of devices unavailable for example.com/dev. Requested: 3, Available: 2"),
+    ("request changed", {R: [numa_device("a", 0), numa_device("b", 1)]}, {"p": {"c": {R: ["a"]}}}, 2,
+     'pod "p" container "c" changed request for resource "example.com/dev" from 1 to 2'),
+]
+
+
+@pytest.mark.parametrize("description,devices,held,request_,message", ERRORS, ids=[c[0] for c in ERRORS])
+def test_allocation_errors(description, devices, held, request_, message):
+    state = state_with(devices, held)
+    with pytest.raises(DeviceManagerError) as err:
+        devices_to_allocate(state, "p", "c", R, request_, set(), P(0))
+    assert str(err.value) == message
+
+
+def test_unregistered_resource_with_allocations_left():
+    state = state_with({}, {"old": {"c": {R: ["a"]}}})  # held from a checkpoint, no plugin
+    assert state.is_device_plugin_resource(R)
+    with pytest.raises(DeviceManagerError, match="^cannot allocate unregistered device example.com/dev$"):
+        devices_to_allocate(state, "p", "c", R, 1, set(), P(0))
+
+
+def _manager(devices, pods, hint=TopologyHint(), nodes=(0, 1)):
+    m = new_manager(list(nodes), FixedAffinity(hint), None, devices)
+    m.start(lambda: pods)
+    return m
+
+
+def test_devices_held_before_must_stay_healthy():
+    p = single("p", "c", {R: 1})
+    m = _manager({R: [numa_device("a", 0), numa_device("b", 0)]}, [p], P(0))
+    m.allocate(p, p.containers[0])
+    held = set(m.get_devices("p", "c")[R])
+    m.update_devices(R, [numa_device(d, 0, healthy=d not in held) for d in ("a", "b")])
+    with pytest.raises(DeviceManagerError, match="previously allocated devices are no longer healthy"):
+        m.allocate(p, p.containers[0])
+
+
+def test_allocating_twice_gives_the_same_devices():
+    p = single("p", "c", {R: 2})
+    m = _manager({R: [numa_device(f"d{i}", i % 2) for i in range(4)]}, [p], P(1))
+    m.allocate(p, p.containers[0])
+    first = m.get_devices("p", "c")
+    m.allocate(p, p.containers[0])
+    assert m.get_devices("p", "c") == first == {R: {"d1": (1,), "d3": (1,)}}
+
+
+def test_init_container_devices_are_reused_and_app_devices_are_not():
+    # upstream's TestInitContainerDeviceAllocation, with its resource counts
+    pods = []
+    p = pod("p", [container("app1", {R: 4, GPU: 1}), container("app2", {R: 1, GPU: 2})],
+            [container("init1", {R: 2}), container("init2", {R: 1})])
+    pods.append(p)
+    m = _manager({R: [numa_device(f"r{i}", 0) for i in range(6)], GPU: [numa_device(f"g{i}", 0) for i in range(4)]}, pods)
+    for c in (*p.init_containers, *p.containers):
+        m.allocate(p, c)
+    devs = {c.name: m.get_devices("p", c.name) for c in (*p.init_containers, *p.containers)}
+    init1, init2 = set(devs["init1"][R]), set(devs["init2"][R])
+    app1, app2 = set(devs["app1"][R]), set(devs["app2"][R])
+    assert len(init1) == 2 and len(init2) == 1 and len(app1) == 4 and len(app2) == 1
+    assert init2 <= init1 <= app1 and not app1 & app2
+    assert not set(devs["app1"][GPU]) & set(devs["app2"][GPU])
+    assert m.allocated_devices()[R] == app1 | app2
+
+
+def test_sidecar_devices_are_not_left_for_later_containers():
+    p = pod("p", [container("app", {R: 1})], [container("init", {R: 1}), container("side", {R: 1}, "Always")])
+    m = _manager({R: [numa_device(f"r{i}", 0) for i in range(3)]}, [p])
+    for c in (*p.init_containers, *p.containers):
+        m.allocate(p, c)
+    init, side, app = (set(m.get_devices("p", n)[R]) for n in ("init", "side", "app"))
+    assert side == init  # the sidecar takes what the regular init container left
+    assert not app & side  # ... and keeps it: the app container gets another device
+
+
+def test_devices_are_released_when_the_pod_is_no_longer_active():
+    active = []
+    m = new_manager([0, 1], FixedAffinity(P(0)), None, {R: [numa_device("a", 0), numa_device("b", 1)]})
+    m.start(lambda: active)
+    first = single("first", "c", {R: 2})
+    active.append(first)
+    m.allocate(first, first.containers[0])
+    second = single("second", "c", {R: 1})
+    active.append(second)
+    assert m.get_topology_hints(second, second.containers[0]) == {R: []}
+    with pytest.raises(DeviceManagerError, match="Available: 0"):
+        m.allocate(second, second.containers[0])
+    active.remove(first)  # removed whole: no longer an active pod
+    assert m.get_topology_hints(second, second.containers[0]) == {R: [P(0), P(1), N(0, 1)]}
+    m.allocate(second, second.containers[0])
+    assert m.get_devices("second", "c") == {R: {"a": (0,)}}
+    assert m.get_devices("first", "c") is None
+
+
+def test_a_container_without_devices_needs_no_device_manager():
+    m = _manager({R: [numa_device("a", 0)]}, [])
+    p = single("p", "c", {"cpu": 1, "memory": "1Gi"})
+    assert m.get_topology_hints(p, p.containers[0]) == {}
+    m.allocate(p, p.containers[0])
+    assert m.get_devices("p", "c") is None
+
+
+def test_readers():
+    m = _manager({R: [numa_device("a", 0), numa_device("b", 1, healthy=False), numa_device("c")]}, [])
+    assert sorted(m.get_allocatable_devices()[R]) == ["a", "c"]
+    assert m.get_capacity() == ({R: 3}, {R: 2})
+    assert m.is_device_plugin_resource(R) and not m.is_device_plugin_resource("example.com/none")
+
+
+def test_using_the_manager_before_start_is_an_error():
+    m = new_manager([0], FixedAffinity(), None, {})
+    with pytest.raises(DeviceManagerError, match="not started"):
+        m.get_devices("p", "c")
+
+
+# -- under the topology manager -------------------------------------------------------------------------------
+def _node(policy, devices, nodes=2):
+    machine = synthetic_machine(nodes, 4 << 30)
+    options = {"max-allowable-numa-nodes": str(nodes)} if nodes > 8 else None
+    tm = new_topology_manager(machine.topology, policy, "container", options)
+    pods = []
+    dm = new_manager(machine, tm, None, devices)
+    dm.start(lambda: pods)
+    tm.add_hint_provider(dm)
+    return tm, dm, pods
+
+
+def test_single_numa_node_refuses_gpus_split_across_nodes():
+    tm, dm, pods = _node("single-numa-node", {GPU: [numa_device("g0", 0), numa_device("g1", 1)]})
+    p = single("p", "c", {GPU: 2})
+    pods.append(p)
+    result = tm.admit(p)
+    assert not result.admit and result.reason == "TopologyAffinityError"
+
+
+def test_restricted_places_gpus_on_the_node_that_has_them():
+    tm, dm, pods = _node("restricted", {GPU: [numa_device("g0", 0), numa_device("g1", 1), numa_device("g2", 1)]})
+    p = single("p", "c", {GPU: 2})
+    pods.append(p)
+    assert tm.admit(p).admit
+    assert tm.get_affinity("p", "c") == P(1)
+    assert dm.get_devices("p", "c") == {GPU: {"g1": (1,), "g2": (1,)}}
+
+
+def test_gb200_shaped_node_admits_in_a_handful_of_masks():
+    # 36 NUMA nodes, GPUs only on the two CPU nodes: one GPU lands next to its sibling's node
+    tm, dm, pods = _node("single-numa-node", {GPU: [numa_device(f"g{i}", i // 2) for i in range(4)]}, nodes=36)
+    p = single("p", "c", {GPU: 2})
+    pods.append(p)
+    assert tm.admit(p).admit
+    assert tm.get_affinity("p", "c") == P(0)
+    assert set(dm.get_devices("p", "c")[GPU]) == {"g0", "g1"}
+
+
+def test_an_allocation_error_is_an_unexpected_admission_error():
+    tm, dm, pods = _node("none", {GPU: [numa_device("g0", 0, healthy=False)]})
+    p = single("p", "c", {GPU: 1})
+    pods.append(p)
+    result = tm.admit(p)
+    assert (result.admit, result.reason) == (False, "UnexpectedAdmissionError")
+    assert result.message == ("Allocate failed due to no healthy devices present; cannot allocate unhealthy devices "
+                              "nvidia.com/gpu, which is unexpected")
+
+
+def test_a_disconnected_plugin_leaves_its_devices_unhealthy():
+    p = single("p", "c", {R: 1})
+    m = _manager({R: [numa_device("a", 0), numa_device("b", 1, healthy=False)]}, [p], P(0))
+    m.plugin_disconnected(R)
+    assert m.get_capacity() == ({R: 2}, {R: 0})
+    with pytest.raises(DeviceManagerError, match="no healthy devices present"):
+        m.allocate(p, p.containers[0])
+    m.plugin_disconnected("example.com/never-registered")  # nothing to do
+
+
+def test_the_manager_is_a_topology_manager_hint_provider():
+    from topologymanager.hint_provider import HintProvider
+
+    assert isinstance(_manager({}, []), HintProvider)
