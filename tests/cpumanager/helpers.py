@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from kubeinputs.cpuset import CPUSet
+from kubeinputs.machine import MachineInfo, parse_machine_info
 from kubeinputs.pod import Pod, parse_pod
 from topologymanager.hint import TopologyHint
 
@@ -59,3 +60,27 @@ def state_with(default: str, assignments: Optional[dict[str, dict[str, str]]] = 
     state.set_cpu_assignments({p: {c: CPUSet.parse(s) for c, s in cs.items()}
                                for p, cs in (assignments or {}).items()})
     return state
+
+
+def cadvisor_core(core_id: int, threads: list[int], socket: int, uncore: Optional[int] = None) -> dict:
+    """A cadvisor core; `uncore` the id of its L3 (None: cadvisor reports none)."""
+    caches = None if uncore is None else [{"id": uncore, "size": 32 << 20, "type": "Unified", "level": 3}]
+    return {"core_id": core_id, "thread_ids": threads, "socket_id": socket, "caches": None, "uncore_caches": caches}
+
+
+def cadvisor_machine(nodes: dict[int, list[dict]], num_cores: Optional[int] = None,
+                     num_sockets: Optional[int] = None, memory: int = 8 << 30) -> MachineInfo:
+    """A cadvisor MachineInfo of these NUMA nodes (node id -> cores)."""
+    doc: dict = {"topology": [{"node_id": n, "memory": memory, "cores": cores} for n, cores in nodes.items()],
+                 "memory_capacity": memory * len(nodes)}
+    if num_cores is not None:
+        doc["num_cores"] = num_cores
+    if num_sockets is not None:
+        doc["num_sockets"] = num_sockets
+    return parse_machine_info(doc)
+
+
+def dual_socket_ht_machine() -> MachineInfo:
+    """The machine of topologies.dual_socket_ht: 12 CPUs, NUMA node = socket = CPU parity, core n = CPUs n, n+6."""
+    return cadvisor_machine({s: [cadvisor_core(c, [c, c + 6], s) for c in range(6) if c % 2 == s] for s in (0, 1)},
+                            12, 2)
