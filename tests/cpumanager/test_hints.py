@@ -105,3 +105,11 @@ def test_a_64_numa_node_family_answers_without_listing():
     fam = generate_cpu_topology_hints(topo, s("0-127"), CPUSet(), 3)
     assert isinstance(fam, HintFamily) and fam.preferred_width == 2
     assert fam.best_hint() == H([0, 1], True) and fam.count() == 2 ** 64 - 1 - 64
+
+
+def test_benchmark_b13_scaffolding_runs():
+    """benchmarks/cpu_hints.py (B13) answers each case as it expects (timings are not asserted)."""
+    from benchmarks import cpu_hints
+
+    rows = cpu_hints.run(1)
+    assert [r.bench for r in rows] == ["B13"] * len(cpu_hints.CASES)
