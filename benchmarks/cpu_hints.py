@@ -3,7 +3,7 @@
 Cases, each the static policy's hints for one Guaranteed container through `Manager.get_topology_hints`
 (stale-state check included), on a machine discovered from a cadvisor MachineInfo:
 
-* gb200: 64 NUMA nodes, CPUs on nodes 0 and 1 only (2 x 72 single-thread Grace cores), the other 62
+* gb200: 34 or 64 NUMA nodes, CPUs on nodes 0 and 1 only (2 x 72 single-thread Grace cores), the other
   nodes memory-only: kubelet walks the masks of the 2 NUMA nodes with CPUs (3 hints);
 * gb200, busy: the same after 100 CPUs went to another container (node 1 is full: 2 hints);
 * 64 cpu nodes: 64 NUMA nodes of 4 CPUs each (2 sockets): the answer is a hint family (17+
@@ -87,6 +87,7 @@ def _manager(machine: MachineInfo, busy: int = 0) -> tuple[Manager, list[Pod]]:
 
 
 CASES = {
+    "gb200, 34 NUMA (CPUs on 2), 8 CPUs": (lambda: _manager(gb200_machine(34)), 8, 3),
     "gb200, 64 NUMA (CPUs on 2), 8 CPUs": (lambda: _manager(gb200_machine()), 8, 3),
     "gb200 busy (100 CPUs taken), 64 NUMA (CPUs on 2), 40 CPUs": (lambda: _manager(gb200_machine(), busy=100), 40, 2),
     "64 NUMA of 4 CPUs, 6 CPUs": (lambda: _manager(cpu_nodes_machine()), 6, None),
