@@ -230,3 +230,41 @@ def test_none_policy_keeps_everything_shared(tmp_path):
 def test_using_the_manager_before_start_is_an_error():
     with pytest.raises(CPUManagerError, match="not started"):
         manager().get_default_cpu_set()
+
+
+# --- with the topology manager (what the wiring phase will do on the node) -----------------------------------
+
+def _with_topology_manager(machine, policy, options=None, cpu_options=None):
+    from topologymanager.manager import new_manager as new_topology_manager
+
+    tm = new_topology_manager(machine.topology, policy, "container", options or {})
+    pods = []
+    cm = new_manager("static", cpu_options or {}, machine, CPUSet(), cpu("1"), None, tm, FeatureGates())
+    cm.start(lambda: pods)
+    tm.add_hint_provider(cm)
+    return tm, cm, pods
+
+
+def test_admission_through_the_topology_manager_pins_the_merged_numa_node():
+    tm, cm, pods = _with_topology_manager(dual_socket_ht_machine(), "single-numa-node")
+    first = pod_of("a", [("c", "4")])
+    pods.append(first)
+    assert tm.admit(first).admit
+    assert tm.get_affinity("a", "c") == TopologyHint.of([0], True)
+    assert cm.get_cpus("a", "c") == s("2,4,8,10")  # NUMA node 0 without the reserved core's CPU 0
+    big = pod_of("b", [("c", "7")])  # more than any one NUMA node has free (node 1: 6)
+    pods.append(big)
+    refused = tm.admit(big)
+    assert not refused.admit and refused.reason == "TopologyAffinityError"
+    assert cm.get_cpus("b", "c") is None
+
+
+def test_admission_on_64_numa_nodes_with_cpus_uses_the_family():
+    machine = cadvisor_machine({n: [cadvisor_core(0, [n], n // 32)] for n in range(64)}, 64, 2, memory=1 << 30)
+    tm, cm, pods = _with_topology_manager(machine, "best-effort", {"max-allowable-numa-nodes": "64"})
+    pod = pod_of("p", [("c", "3")])
+    pods.append(pod)
+    assert tm.admit(pod).admit
+    affinity = tm.get_affinity("p", "c")
+    assert affinity.preferred and bin(affinity.numa_node_affinity).count("1") == 3
+    assert cm.get_cpus("p", "c").size() == 3
