@@ -1,4 +1,4 @@
-"""Kubelet feature gates that change topology- or memory-manager behaviour, with v1.37 defaults.
+"""Kubelet feature gates that change topology-, memory- or CPU-manager behaviour, with v1.37 defaults.
 
 Only the gates this project reads are known; an unknown name is an error, as in
 kubelet (`unrecognized feature gate: NAME`). GA gates locked on refuse `false`.
@@ -22,6 +22,9 @@ SIDECAR_CONTAINERS_GATE = "SidecarContainers"
 IN_PLACE_POD_VERTICAL_SCALING_GATE = "InPlacePodVerticalScaling"
 KUBELET_POD_RESOURCES_GET_GATE = "KubeletPodResourcesGet"
 KUBELET_POD_RESOURCES_DYNAMIC_RESOURCES_GATE = "KubeletPodResourcesDynamicResources"
+CPU_MANAGER_POLICY_OPTIONS_GATE = "CPUManagerPolicyOptions"
+CPU_MANAGER_POLICY_BETA_OPTIONS_GATE = "CPUManagerPolicyBetaOptions"
+CPU_MANAGER_POLICY_ALPHA_OPTIONS_GATE = "CPUManagerPolicyAlphaOptions"
 
 # The one table of gates, memory and topology manager alike:
 # name -> (default in v1.37, locked to default).
@@ -50,6 +53,12 @@ KNOWN_FEATURE_GATES: dict[str, tuple[bool, bool]] = {
     KUBELET_POD_RESOURCES_GET_GATE: (True, False),
     # beta 1.34; PodResources server: DRA claims in the answers.
     KUBELET_POD_RESOURCES_DYNAMIC_RESOURCES_GATE: (True, False),
+    # GA 1.33, locked on; nothing reads it (cpuManagerPolicyOptions are always allowed).
+    CPU_MANAGER_POLICY_OPTIONS_GATE: (True, True),
+    # CPU manager: beta static-policy options (cpumanager/policy_options.check_policy_option_available).
+    CPU_MANAGER_POLICY_BETA_OPTIONS_GATE: (True, False),
+    # CPU manager: alpha static-policy options (cpumanager/policy_options.check_policy_option_available).
+    CPU_MANAGER_POLICY_ALPHA_OPTIONS_GATE: (False, False),
 }
 
 

@@ -1,5 +1,5 @@
-"""The KubeletConfiguration fields that drive the memory and topology managers, with kubelet's defaults,
-its validation texts, and the node-allocatable reservation it hands to the memory manager.
+"""The KubeletConfiguration fields that drive the memory, CPU and topology managers, with kubelet's defaults,
+its validation texts, and the node-allocatable reservation it hands to the memory and CPU managers.
 
 Two input forms: the scenario's inline `kubelet` map (KubeletConfiguration field names; an unknown key is
 an InputError with a suggestion) or a real `kubelet.config.k8s.io/v1beta1` `KubeletConfiguration`
@@ -8,10 +8,16 @@ belongs, an unparsable reservedMemory quantity) is an InputError; a wrong *value
 zero reserved memory) is reported by `validate_kubelet_configuration` or, for the values kubelet only
 checks while starting, by `node_allocatable_reservation` raising KubeletConfigError.
 
+`reservedSystemCPUs` replaces the `cpu` of systemReserved and kubeReserved, as kubelet's server.go does
+before it parses them: systemReserved `cpu` becomes the number of CPUs listed and kubeReserved `cpu` is
+dropped (`node_allocatable_terms`). Checking the list against the machine's CPUs needs the CPU topology:
+`cpumanager.reserved_cpus.get_reserved_cpus`.
+
 Upstream read: pkg/kubelet/apis/config/validation/validation.go and validation_reserved_memory.go,
 pkg/kubelet/apis/config/v1beta1/defaults.go, cmd/kubelet/app/server.go (parseResourceList),
 pkg/kubelet/eviction/helpers.go (parseThresholdStatement), pkg/kubelet/cm/node_container_manager_linux.go
-(GetNodeAllocatableReservation, hardEvictionReservation).
+(GetNodeAllocatableReservation, hardEvictionReservation), cmd/kubelet/app/server.go (getReservedCPUs and
+the reservedSystemCPUs override), pkg/kubelet/apis/config/v1beta1/defaults.go (cpuManagerPolicy "none").
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from kubeinputs.cpuset import CPUSet, CPUSetError
 from kubeinputs.features import FeatureGateError, FeatureGates
 
 from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_int, expect_list, expect_map, expect_str,
@@ -66,14 +73,17 @@ FIELDS = {
     "topologyManagerScope": "topology_manager_scope",
     "topologyManagerPolicyOptions": "topology_manager_policy_options",
     "featureGates": "feature_gates",
+    "cpuManagerPolicy": "cpu_manager_policy",
+    "cpuManagerPolicyOptions": "cpu_manager_policy_options",
+    "reservedSystemCPUs": "reserved_system_cpus",
 }
 
 # Real KubeletConfiguration fields this simulator does not model: named as such in the inline map.
 UNMODELLED_FIELDS = frozenset({
     "address", "port", "readOnlyPort", "authentication", "authorization", "clusterDNS", "clusterDomain",
     "staticPodPath", "containerRuntimeEndpoint", "cgroupDriver", "cgroupsPerQOS", "cgroupRoot", "maxPods",
-    "podPidsLimit", "failSwapOn", "memorySwap", "cpuManagerPolicy", "cpuManagerPolicyOptions",
-    "cpuManagerReconcilePeriod", "reservedSystemCPUs", "enforceNodeAllocatable", "systemReservedCgroup",
+    "podPidsLimit", "failSwapOn", "memorySwap",
+    "cpuManagerReconcilePeriod", "enforceNodeAllocatable", "systemReservedCgroup",
     "kubeReservedCgroup", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim",
     "evictionPressureTransitionPeriod", "evictionMaxPodGracePeriod", "memoryReservationPolicy",
     "memoryThrottlingFactor", "rotateCertificates", "serverTLSBootstrap", "imageGCHighThresholdPercent",
@@ -111,6 +121,9 @@ class KubeletConfig:
     topology_manager_policy_options: dict[str, str] = field(default_factory=dict)
     feature_gates: dict[str, bool] = field(default_factory=dict)
     merge_default_eviction_settings: bool = False
+    cpu_manager_policy: str = "none"
+    cpu_manager_policy_options: dict[str, str] = field(default_factory=dict)
+    reserved_system_cpus: str = ""
     # evictionHard as the user wrote it (None: not set), so that overrides can recompute eviction_hard
     eviction_hard_set: Optional[dict[str, str]] = field(default=None, repr=False, compare=False)
 
@@ -169,9 +182,17 @@ def _apply_fields(cfg: KubeletConfig, doc: dict, where: str) -> KubeletConfig:
         """The path of field `key`."""
         return join_path(where, key)
 
-    for key in ("memoryManagerPolicy", "topologyManagerPolicy", "topologyManagerScope"):
+    for key in ("memoryManagerPolicy", "topologyManagerPolicy", "topologyManagerScope", "cpuManagerPolicy",
+                "reservedSystemCPUs"):
         if key in doc and doc[key] is not None:
             expect_str(doc[key], path(key))
+    if doc.get("cpuManagerPolicy") is not None:
+        cfg.cpu_manager_policy = doc["cpuManagerPolicy"] or "none"
+    if doc.get("reservedSystemCPUs") is not None:
+        cfg.reserved_system_cpus = doc["reservedSystemCPUs"]
+    if "cpuManagerPolicyOptions" in doc:
+        cfg.cpu_manager_policy_options = _string_map(doc["cpuManagerPolicyOptions"],
+                                                     path("cpuManagerPolicyOptions"), "policy option")
     if doc.get("memoryManagerPolicy") is not None:
         cfg.memory_manager_policy = doc["memoryManagerPolicy"] or "None"
     if doc.get("topologyManagerPolicy") is not None:
@@ -286,8 +307,9 @@ def validate_kubelet_configuration(cfg: KubeletConfig) -> list[str]:
     """ValidateKubeletConfiguration's messages for the modelled fields (empty list: valid).
 
     A bad feature gate stops validation with that one message, as kubelet does; then the topology
-    manager policy and scope, then reservedMemory. (The memory manager policy name is not checked here:
-    kubelet rejects it when the memory manager is created, `unknown policy: "<name>"`.)"""
+    manager policy and scope, then reservedSystemCPUs, then reservedMemory. (The memory and CPU manager
+    policy names and the CPU manager's options are not checked here: kubelet rejects them when the
+    managers are created.)"""
     try:
         FeatureGates.from_config(cfg.feature_gates)
     except FeatureGateError as err:
@@ -301,6 +323,12 @@ def validate_kubelet_configuration(cfg: KubeletConfig) -> list[str]:
         errors.append(f"invalid configuration: topologyManagerScope (--topology-manager-scope) "
                       f"{go_quote(cfg.topology_manager_scope)} must be one of: "
                       f"{go_quote(TOPOLOGY_MANAGER_SCOPES[0])}, or {go_quote(TOPOLOGY_MANAGER_SCOPES[1])}")
+    if cfg.reserved_system_cpus != "":
+        try:
+            CPUSet.parse(cfg.reserved_system_cpus)
+        except CPUSetError as err:
+            errors.append(f"invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) "
+                          f"{cfg.reserved_system_cpus}, error: {err}")
     errors.extend(validate_reserved_memory(cfg))
     return errors
 
@@ -388,9 +416,12 @@ SYSTEM_RESERVED, KUBE_RESERVED, EVICTION_HARD = "systemReserved", "kubeReserved"
 def node_allocatable_terms(cfg: KubeletConfig, machine: MachineInfo) -> dict[str, dict[str, Quantity]]:
     """What GetNodeAllocatableReservation adds up, per term: systemReserved, kubeReserved and the hard-eviction
     thresholds as quantities (`memory.available` for memory, a percentage taken of memory capacity;
-    `nodefs.available` for ephemeral-storage). Raises KubeletConfigError as `node_allocatable_reservation`."""
-    _check_reserved(cfg.kube_reserved, "--kube-reserved")
-    _check_reserved(cfg.system_reserved, "--system-reserved")
+    `nodefs.available` for ephemeral-storage). With `reservedSystemCPUs` set, systemReserved `cpu` is the number
+    of CPUs it lists and kubeReserved has no `cpu` (kubelet's override). Raises KubeletConfigError as
+    `node_allocatable_reservation`."""
+    system_reserved, kube_reserved = reserved_with_system_cpus(cfg)
+    _check_reserved(kube_reserved, "--kube-reserved")
+    _check_reserved(system_reserved, "--system-reserved")
     thresholds = hard_eviction_thresholds(cfg.eviction_hard)
     capacity = node_capacity(machine)
     eviction: dict[str, Quantity] = {}
@@ -399,7 +430,24 @@ def node_allocatable_terms(cfg: KubeletConfig, machine: MachineInfo) -> dict[str
     if "nodefs.available" in thresholds:
         eviction["ephemeral-storage"] = _threshold_quantity(thresholds["nodefs.available"],
                                                             capacity["ephemeral-storage"])
-    return {SYSTEM_RESERVED: dict(cfg.system_reserved), KUBE_RESERVED: dict(cfg.kube_reserved), EVICTION_HARD: eviction}
+    return {SYSTEM_RESERVED: system_reserved, KUBE_RESERVED: kube_reserved, EVICTION_HARD: eviction}
+
+
+def reserved_with_system_cpus(cfg: KubeletConfig) -> tuple[dict[str, Quantity], dict[str, Quantity]]:
+    """systemReserved and kubeReserved after kubelet's reservedSystemCPUs override (copies): with a list
+    of n CPUs, systemReserved `cpu` is n and kubeReserved loses `cpu`. Raises KubeletConfigError with
+    server.go's text for a list cpuset.Parse refuses."""
+    system_reserved, kube_reserved = dict(cfg.system_reserved), dict(cfg.kube_reserved)
+    if cfg.reserved_system_cpus == "":
+        return system_reserved, kube_reserved
+    try:
+        reserved = CPUSet.parse(cfg.reserved_system_cpus)
+    except CPUSetError as err:
+        raise KubeletConfigError(f"unable to parse reserved-cpus list: {err}") from None
+    if reserved.size() > 0:
+        kube_reserved.pop("cpu", None)
+        system_reserved["cpu"] = parse_quantity(str(reserved.size()))
+    return system_reserved, kube_reserved
 
 
 def node_allocatable_reservation(cfg: KubeletConfig, machine: MachineInfo) -> dict[str, Quantity]:

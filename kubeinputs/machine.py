@@ -1,16 +1,25 @@
-"""cadvisor MachineInfo: the node's NUMA topology, memory and hugepages, as kubelet receives it.
+"""cadvisor MachineInfo: the node's NUMA topology, CPUs, memory and hugepages, as kubelet receives it.
 
 `parse_machine_info` reads cadvisor's JSON (the field names cadvisor writes, `page_size` in KiB); every
 cadvisor MachineInfo / Node / Core / Cache key is accepted, an unknown key is an InputError with a
 suggestion, and the values the managers read are type-checked. Keys the managers do not read are kept
 verbatim in `MachineInfo.extra` and written back by `machine_info_to_obj`.
+
+The CPU manager reads the cores (`core_id`, `thread_ids`, `socket_id`, `uncore_caches`): `node_cores`
+gives them typed (`Core`, `Cache`), with Go's zero values for keys cadvisor always writes but a
+hand-written file may leave out (`socket_id` 0, `thread_ids` none). A logical CPU listed twice (in two
+cores or twice in one core) is refused here: no cadvisor output holds one, and kubelet would silently
+keep only its last core. `num_sockets` (cadvisor's count of physical packages) defaults to the number of
+distinct `socket_id`s when the file leaves it out.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from kubeinputs.errors import InputError, check_keys, expect_int, expect_list, expect_map, index_path, join_path
+from kubeinputs.cpuset import MAX_CPU_ID
+from kubeinputs.errors import (InputError, check_keys, expect_int, expect_list, expect_map, expect_str, index_path,
+                               join_path)
 from kubeinputs.reader import parse_file
 from kubeinputs.quantity import BINARY_SI, Quantity
 
@@ -38,6 +47,27 @@ class HugePagesInfo:
 
     page_size: int
     num_pages: int
+
+
+@dataclass(frozen=True)
+class Cache:
+    """cadvisor `Cache`: one cache of a core or node (`id` is the cache's id, e.g. the L3 index)."""
+
+    id: int = 0
+    size: int = 0
+    type: str = ""
+    level: int = 0
+
+
+@dataclass(frozen=True)
+class Core:
+    """cadvisor `Core`: one physical core, its logical CPUs (`thread_ids`), package and caches."""
+
+    core_id: int = 0
+    thread_ids: tuple[int, ...] = ()
+    socket_id: int = 0
+    caches: tuple[Cache, ...] = ()
+    uncore_caches: tuple[Cache, ...] = ()
 
 
 @dataclass
@@ -90,39 +120,96 @@ def _parse_hugepages(value: Any, where: str) -> list[HugePagesInfo]:
     return result
 
 
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1  # Go's int on 64-bit kubelets
+# Logical CPU ids a machine may list: Linux numbers CPUs below CONFIG_NR_CPUS (at most 8192 on x86,
+# 16384 elsewhere); the cpuset module holds ids up to MAX_CPU_ID.
+MAX_THREAD_ID = MAX_CPU_ID
+
+
+def _parse_cache(value: Any, where: str) -> Cache:
+    """One cache: `id`, `level` ints, `size` uint64, `type` a string (missing keys: Go's zero values)."""
+    raw = expect_map(value, where, "a map (a cache)")
+    check_keys(raw, where, CACHE_KEYS)
+    cache_type = raw.get("type", "")
+    if cache_type is None:
+        cache_type = ""
+    return Cache(
+        id=expect_int(raw.get("id", 0), join_path(where, "id"), minimum=INT_MIN, maximum=INT_MAX),
+        size=_uint(raw.get("size", 0), join_path(where, "size")),
+        type=expect_str(cache_type, join_path(where, "type")),
+        level=expect_int(raw.get("level", 0), join_path(where, "level"), minimum=INT_MIN, maximum=INT_MAX),
+    )
+
+
 def _parse_caches(value: Any, where: str) -> Optional[list[Any]]:
     """A caches list, checked and kept verbatim (None stays None)."""
     if value is None:
         return None
     caches = expect_list(value, where)
     for i, item in enumerate(caches):
-        path = index_path(where, i)
-        raw = expect_map(item, path, "a map (a cache)")
-        check_keys(raw, path, CACHE_KEYS)
-        for key in ("id", "size", "level"):
-            if key in raw:
-                _uint(raw[key], join_path(path, key))
+        _parse_cache(item, index_path(where, i))
     return caches
 
 
+def parse_core(value: Any, where: str) -> Core:
+    """One core as a typed `Core` (checked strictly; missing keys take Go's zero values)."""
+    raw = expect_map(value, where, "a map (a core)")
+    check_keys(raw, where, CORE_KEYS)
+    threads_path = join_path(where, "thread_ids")
+    threads = tuple(expect_int(t, index_path(threads_path, j), minimum=0, maximum=MAX_THREAD_ID)
+                    for j, t in enumerate(expect_list(raw.get("thread_ids"), threads_path)))
+    for key in ("book_id", "drawer_id"):
+        if raw.get(key) is not None:
+            expect_str(raw[key], join_path(where, key))
+    caches_path, uncore_path = join_path(where, "caches"), join_path(where, "uncore_caches")
+    return Core(
+        core_id=expect_int(raw.get("core_id", 0), join_path(where, "core_id"), minimum=INT_MIN, maximum=INT_MAX),
+        thread_ids=threads,
+        socket_id=expect_int(raw.get("socket_id", 0), join_path(where, "socket_id"), minimum=INT_MIN,
+                             maximum=INT_MAX),
+        caches=tuple(_parse_cache(c, index_path(caches_path, k))
+                     for k, c in enumerate(expect_list(raw.get("caches"), caches_path))),
+        uncore_caches=tuple(_parse_cache(c, index_path(uncore_path, k))
+                            for k, c in enumerate(expect_list(raw.get("uncore_caches"), uncore_path))),
+    )
+
+
 def _parse_cores(value: Any, where: str) -> Optional[list[Any]]:
-    """A cores list, checked and kept verbatim (None stays None: a CPU-less node)."""
+    """A cores list, checked strictly and kept verbatim (None stays None: a CPU-less node)."""
     if value is None:
         return None
     cores = expect_list(value, where)
     for i, item in enumerate(cores):
-        path = index_path(where, i)
-        raw = expect_map(item, path, "a map (a core)")
-        check_keys(raw, path, CORE_KEYS)
-        for key in ("core_id", "socket_id"):
-            if key in raw:
-                expect_int(raw[key], join_path(path, key))
-        threads_path = join_path(path, "thread_ids")
-        for j, thread in enumerate(expect_list(raw.get("thread_ids"), threads_path)):
-            expect_int(thread, index_path(threads_path, j), minimum=0)
-        _parse_caches(raw.get("caches"), join_path(path, "caches"))
-        _parse_caches(raw.get("uncore_caches"), join_path(path, "uncore_caches"))
+        parse_core(item, index_path(where, i))
     return cores
+
+
+def node_cores(node: Node) -> list[Core]:
+    """The node's cores, typed (empty for a CPU-less node). Cores built in code as dicts are read
+    with the same rules as a file's."""
+    return [c if isinstance(c, Core) else parse_core(c, f"topology[node {node.node_id}].cores[{i}]")
+            for i, c in enumerate(node.cores or [])]
+
+
+def machine_num_sockets(mi: MachineInfo) -> int:
+    """cadvisor's `num_sockets`, or, when the file leaves it out, the distinct `socket_id`s of the cores."""
+    value = mi.extra.get("num_sockets")
+    if value is not None:
+        return value
+    return len({core.socket_id for node in mi.topology for core in node_cores(node)})
+
+
+def _check_unique_threads(nodes: list[Node], topo_path: str) -> None:
+    """A logical CPU may appear in one core only, once."""
+    seen: dict[int, str] = {}
+    for i, node in enumerate(nodes):
+        for j, core in enumerate(node.cores or []):
+            path = join_path(index_path(join_path(index_path(topo_path, i), "cores"), j), "thread_ids")
+            for k, thread in enumerate(core.get("thread_ids") or []):
+                where = index_path(path, k)
+                if thread in seen:
+                    raise InputError(where, f"logical CPU {thread} is listed twice (also {seen[thread]})")
+                seen[thread] = where
 
 
 def _parse_node(value: Any, where: str) -> Node:
@@ -170,8 +257,12 @@ def parse_machine_info(doc: Any, where: str = "") -> MachineInfo:
             raise InputError(join_path(index_path(topo_path, i), "node_id"),
                              f"duplicate node_id {node.node_id} (also topology[{seen[node.node_id]}])")
         seen[node.node_id] = i
+    _check_unique_threads(nodes, topo_path)
     if "hugepages" in raw:
         _parse_hugepages(raw["hugepages"], join_path(where, "hugepages"))
+    for key in ("num_physical_cores", "num_sockets", "num_books", "num_drawers"):
+        if raw.get(key) is not None:
+            expect_int(raw[key], join_path(where, key), minimum=0, maximum=INT_MAX)
     num_cores = raw.get("num_cores")
     if num_cores is None:
         num_cores = _thread_count(nodes)

@@ -83,11 +83,10 @@ def test_override_keeps_the_base():
 @pytest.mark.parametrize("doc,where,reason", [
     ({"reservedMemoy": []}, "k.reservedMemoy", 'unknown key; did you mean "reservedMemory"?'),
     ({"topologyManagerPolice": "none"}, "k.topologyManagerPolice", 'unknown key; did you mean "topologyManagerPolicy"?'),
-    ({"cpuManagerPolicy": "static"}, "k.cpuManagerPolicy", "a KubeletConfiguration field this simulator does not "
-     "model; give a whole document (apiVersion and kind) to have such fields ignored"),
-    ({"zzz": 1}, "k.zzz", "unknown key; expected one of: evictionHard, featureGates, kubeReserved, memoryManagerPolicy, "
-     "memoryManagerPolicyOptions, mergeDefaultEvictionSettings, reservedMemory, systemReserved, topologyManagerPolicy, "
-     "topologyManagerPolicyOptions, topologyManagerScope"),
+    ({"cpuManagerReconcilePeriod": "5s"}, "k.cpuManagerReconcilePeriod", "a KubeletConfiguration field this "
+     "simulator does not model; give a whole document (apiVersion and kind) to have such fields ignored"),
+    ({"cpuManagerPolicyOption": {}}, "k.cpuManagerPolicyOption", 'unknown key; did you mean "cpuManagerPolicyOptions"?'),
+    ({"zzz": 1}, "k.zzz", "unknown key"),
     ({"reservedMemory": {"numaNode": 0}}, "k.reservedMemory", "expected a list, got map"),
     ({"reservedMemory": [{"numaNode": 0, "limits": ["memory"]}]}, "k.reservedMemory[0].limits", "expected a map, got list"),
     ({"reservedMemory": [{"numa": 0}]}, "k.reservedMemory[0].numa", 'unknown key; did you mean "numaNode"?'),

@@ -1,0 +1,57 @@
+"""The CPU-manager policy interface (kubelet's cpumanager `Policy`) and the stores it reads.
+
+A policy decides which CPUs a container gets. The Manager owns the state store and hands it
+to the policy on every call; the static policy keeps in memory only what kubelet keeps there
+too (the CPUs a pod's later containers may re-use from its init containers).
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from kubeinputs.cpuset import CPUSet
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+
+from cpumanager.state.state import State
+
+# kubelet's policy names (cpuManagerPolicy values and the checkpoint's policyName): lower case.
+POLICY_NONE = "none"
+POLICY_STATIC = "static"
+
+
+class AffinityStore(Protocol):
+    """The topology manager's `Store`: the merged hint stored per container, and its policy."""
+
+    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
+        """The stored hint, or the zero hint `TopologyHint()` for an unknown container."""
+
+    def get_policy(self) -> Any:
+        """The topology manager's policy (only its `name()` is read)."""
+
+
+class Policy(Protocol):
+    """kubelet's CPU-manager `Policy` interface, over an explicit state store."""
+
+    def name(self) -> str:
+        """The policy name (`none`, `static`)."""
+
+    def start(self, state: State) -> None:
+        """Validate (and possibly initialise) the restored state; raise CPUManagerError to refuse."""
+
+    def allocate(self, state: State, pod: Any, container: Any) -> None:
+        """Pin exclusive CPUs for one container (idempotent); raise to refuse."""
+
+    def allocate_pod(self, state: State, pod: Any) -> None:
+        """Pin one pod-level set for a whole pod (PodLevelResourceManagers); raise to refuse."""
+
+    def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
+        """Give a container's CPUs back to the shared pool (idempotent)."""
+
+    def get_topology_hints(self, state: State, pod: Any, container: Any) -> ProviderHints:
+        """NUMA hints for one container."""
+
+    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
+        """NUMA hints for the whole pod."""
+
+    def get_allocatable_cpus(self, state: State) -> CPUSet:
+        """The CPUs exclusive allocations can ever take."""
