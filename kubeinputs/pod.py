@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
 
 RESTART_POLICY_ALWAYS = "Always"
 HUGEPAGES_PREFIX = "hugepages-"
+DEFAULT_NAMESPACE = "default"
 
 POD_KEYS = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
 OBJECT_META_KEYS = frozenset({
@@ -81,12 +82,12 @@ class Container:
 
 @dataclass
 class Pod:
-    """A v1 Pod: metadata.name / uid (defaults to the name) / namespace, spec.initContainers,
+    """A v1 Pod: metadata.name / uid (see `default_pod_uid`) / namespace, spec.initContainers,
     spec.containers, and optional pod-level spec.resources (None when unset)."""
 
     name: str
     uid: str
-    namespace: str = "default"
+    namespace: str = DEFAULT_NAMESPACE
     init_containers: list[Container] = field(default_factory=list)
     containers: list[Container] = field(default_factory=list)
     resources: Optional[ResourceRequirements] = None
@@ -101,6 +102,30 @@ class Pod:
             if c.name == name:
                 return c
         return None
+
+
+# -- identity ------------------------------------------------------------------------------------------------
+def default_pod_uid(name: str, namespace: Optional[str] = None) -> str:
+    """The UID of a pod whose manifest gives none (the project's one identity rule): the name in
+    namespace `default` or without one, else `NAMESPACE/NAME`, so that two pods of one name in two
+    namespaces are two pods (kubelet keys its state by UID)."""
+    if namespace in (None, "", DEFAULT_NAMESPACE):
+        return name
+    return f"{namespace}/{name}"
+
+
+def pod_label(pod: Pod) -> str:
+    """`NAMESPACE/NAME` for messages (just the name in namespace `default`)."""
+    return pod.name if pod.namespace == DEFAULT_NAMESPACE else f"{pod.namespace}/{pod.name}"
+
+
+def identity_conflict(known: Pod, arriving: Pod) -> Optional[str]:
+    """Why `arriving` cannot be the pod `known` of the same UID (another name or namespace), or None."""
+    if known.uid != arriving.uid or (known.namespace, known.name) == (arriving.namespace, arriving.name):
+        return None
+    return (f"pod UID {known.uid!r} is already the UID of pod {known.namespace}/{known.name}; "
+            f"pod {arriving.namespace}/{arriving.name} cannot have it too (a UID names one pod: give each pod "
+            "its own metadata.uid, or leave it out)")
 
 
 # -- parsing -------------------------------------------------------------------------------------------------
@@ -203,13 +228,13 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
     problem = validation.dns1123_subdomain_error(name)
     if problem is not None:
         raise InputError(join_path(meta_path, "name"), validation.invalid(name, problem))
-    uid = meta.get("uid")
-    uid = name if uid in (None, "") else expect_str(uid, join_path(meta_path, "uid"))
     namespace = meta.get("namespace")
-    namespace = "default" if namespace in (None, "") else expect_str(namespace, join_path(meta_path, "namespace"))
+    namespace = DEFAULT_NAMESPACE if namespace in (None, "") else expect_str(namespace, join_path(meta_path, "namespace"))
     problem = validation.dns1123_label_error(namespace)
     if problem is not None:
         raise InputError(join_path(meta_path, "namespace"), validation.invalid(namespace, problem))
+    uid = meta.get("uid")
+    uid = default_pod_uid(name, namespace) if uid in (None, "") else expect_str(uid, join_path(meta_path, "uid"))
     for key in ("labels", "annotations"):
         expect_map(meta.get(key), join_path(meta_path, key))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, TextIO
 
+from kubeinputs.pod import pod_label
 from kubeinputs.quantity import BINARY_SI, Quantity
 from memorymanager.runner.expect import MISSING
 from memorymanager.runner.results import FAILED, INVALID, SKIPPED, RunReport, ScenarioResult, StepResult
@@ -34,9 +35,10 @@ def _step_title(step: StepResult, spec: Optional[Step]) -> str:
     """`steps[1] admit web`: the step's index, operation and the pod it is about."""
     title = f"steps[{step.index}] {step.op}"
     if spec is not None and spec.pod is not None:
-        title += f" {spec.pod.name}"
+        title += f" {pod_label(spec.pod)}"
     elif spec is not None and spec.pod_ref is not None:
-        title += f" {spec.pod_ref}" + (f" container {spec.container}" if spec.container else "")
+        ref = spec.pod_ref if spec.namespace is None else f"{spec.namespace}/{spec.pod_ref}"
+        title += f" {ref}" + (f" container {spec.container}" if spec.container else "")
     return title
 
 

@@ -121,10 +121,10 @@ class NodeControl(pb_grpc.NodeControlServicer):
 
     @_guard
     def Remove(self, request: pb.RemoveRequest, context: grpc.ServicerContext) -> pb.RemoveResponse:
-        """Remove a pod (name or UID) or one container."""
+        """Remove a pod (name and namespace, or UID) or one container."""
         if not request.pod.strip() or "\n" in request.pod:
             raise InputError("pod", "expected the name or UID of an admitted pod")
-        self.host.remove(request.pod, request.container or None)
+        self.host.remove(request.pod, request.container or None, namespace=request.namespace or None)
         return pb.RemoveResponse()
 
     @_guard
@@ -195,7 +195,8 @@ class NodeControl(pb_grpc.NodeControlServicer):
             node = self.host.node
             node.pods()  # starts the node on first use, as every other call does
             pod = read_pod(_pod(request.pod))
-            return explain_pod(node.simulated_node, pod, hint_provider(pod, _hints(request.hints)))
+            extra = hint_provider(pod, _hints(request.hints), node.kubelet.topology_manager_scope)
+            return explain_pod(node.simulated_node, pod, extra)
 
         explanation = self.host.locked(explain)
         if form == "json":
