@@ -358,7 +358,7 @@ class SimulatedNode:
     def find_pod(self, ref: str, namespace: Optional[str] = None) -> Optional[Pod]:
         """An admitted pod by UID, else by name (the most recent one), else None; with `namespace`,
         only a pod of that namespace. A name alone that pods of several namespaces have is an error
-        (NodeError naming them): the namespace decides."""
+        (InputError naming them): the namespace decides."""
         known = self._known.get(ref)
         if known is not None and namespace in (None, known.namespace):
             return known
@@ -366,8 +366,8 @@ class SimulatedNode:
                  if pod.name == ref and namespace in (None, pod.namespace)]
         namespaces = sorted({pod.namespace for pod in named})
         if len(namespaces) > 1:
-            raise NodeError(f"pods named {ref!r} were admitted in namespaces {', '.join(namespaces)}: "
-                            "give the namespace of the one to remove")
+            raise InputError("namespace", f"pods named {ref!r} were admitted in namespaces {', '.join(namespaces)}: "
+                                          "give the namespace of the one meant")
         return named[0] if named else None
 
     def check_identity(self, pod: Pod) -> None:

@@ -223,7 +223,7 @@ def test_pods_of_one_name_in_two_namespaces_are_two_pods():
     assert [(p.namespace, p.name, p.uid) for p in node.active_pods()] == [
         ("prod", "db", "prod/db"), ("staging", "db", "staging/db")]
     assert set(node.simulated_node.state().get_memory_assignments()) == {"prod/db", "staging/db"}
-    with pytest.raises(NodeError, match="namespaces prod, staging"):
+    with pytest.raises(InputError, match="namespaces prod, staging"):
         node.remove("db")  # which one: the namespace decides
     node.remove("db", namespace="staging")
     assert [(p.namespace, p.uid) for p in node.active_pods()] == [("prod", "prod/db")]

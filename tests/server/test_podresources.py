@@ -159,3 +159,46 @@ def test_malformed_request_bytes_get_a_status_and_the_server_lives(tmp_path):
             unknown(b"", timeout=5)
         assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
         assert list(c.list().pod_resources) == []
+
+
+def test_get_answers_a_pod_refused_at_admission_as_kubelets_pod_manager_holds_it(tmp_path):
+    """kubelet's Get reads the pod manager (GetPodByName), which keeps a rejected pod (Failed) until it
+    is deleted: Get answers it, with no memory; List (active pods) leaves it out."""
+    with serving(tmp_path) as (_, c):
+        assert not c.admit(pod("huge", memory="20Gi", namespace="shop")).admitted  # fits only across both nodes
+        got = c.get("huge", "shop").pod_resources
+        assert (got.name, got.namespace, [x.name for x in got.containers]) == ("huge", "shop", ["app"])
+        assert [memory_of(x) for x in got.containers] == [[]]
+        assert list(c.list().pod_resources) == []
+        with pytest.raises(grpc.RpcError) as err:
+            c.get("huge", "default")
+        assert err.value.details() == "pod huge in namespace default not found"
+        c.control.Remove(ctl.RemoveRequest(pod="huge", namespace="shop"))  # deleted: the pod manager forgets it
+        with pytest.raises(grpc.RpcError) as err:
+            c.get("huge", "shop")
+        assert (err.value.code(), err.value.details()) == (grpc.StatusCode.UNKNOWN, "pod huge in namespace shop not found")
+        assert c.admit(pod("huge", memory="1Gi", namespace="shop")).admitted  # admitted after all: the active pod
+        assert memory_of(c.get("huge", "shop").pod_resources.containers[0]) == [("memory", 1 << 30, [0])]
+
+
+def test_a_kubelet_that_failed_to_restart_serves_unavailable_then_restarts_on_its_last_good_configuration(tmp_path):
+    with serving(tmp_path) as (_, c):
+        c.admit(pod("a", memory="3Gi"))
+        before = c.list()
+        with pytest.raises(grpc.RpcError) as err:  # the checkpoint is the Static policy's
+            c.control.Restart(ctl.RestartRequest(kubelet="memoryManagerPolicy: None"))
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        start_error = err.value.details()
+        assert start_error.startswith('kubelet is not running: start memory manager error: could not restore state '
+                                      'from checkpoint: [memorymanager] configured policy "None" differs from state '
+                                      'checkpoint policy "Static"'), start_error
+        calls = (c.list, c.allocatable, lambda: c.get("a"), c.list_alpha)
+        for call in calls:
+            with pytest.raises(grpc.RpcError) as err:
+                call()
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE, call
+            assert err.value.details() == start_error  # "kubelet is not running: <kubelet's start error>"
+        c.control.Restart(ctl.RestartRequest())  # no fields: the last configuration that started
+        assert c.list() == before
+        c.control.Restart(ctl.RestartRequest(kubelet="topologyManagerPolicy: restricted"))  # on top of it, too
+        assert c.list() == before
