@@ -361,11 +361,19 @@ def test_orphan_claim_reservation_is_dropped(tmp_path) -> None:
     """A crash after the reservation but before the record: the reservation is stale on restart."""
     policy, _ = make_policy(str(tmp_path))
     policy.allocate_claim(claim("c"), [result(0, 2 * GI)])
+    assert claim_pod_uid("c") in checkpoint_entries(tmp_path)  # the reservation is in kubelet's state
     os.remove(tmp_path / "kubelet" / "claims.json")
     again, _ = make_policy(str(tmp_path))
     again.allocate_resources(container("a", "1Gi"))  # the memory manager drops stale state here
-    assert claim_pod_uid("c") not in again.backend.machine_state()  # sanity: keys are NUMA ids
+    assert set(checkpoint_entries(tmp_path)) == {"uid-a"}  # the orphan reservation is gone, pod a's is there
     assert free(again)[0] == 7 * GI - 100 * MI
+
+
+def checkpoint_entries(tmp_path) -> dict:
+    """The pod UIDs of the memory manager's checkpoint (its `entries`), as kubelet would read them."""
+    from state.checkpoint import read_checkpoint
+
+    return read_checkpoint((tmp_path / "kubelet" / "memory_manager_state").read_bytes()).entries or {}
 
 
 def test_reconfigure_restarts_kubelet(tmp_path) -> None:
