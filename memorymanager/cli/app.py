@@ -266,7 +266,10 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback
+        from memorymanager.node.simulated_node import KubeletStartError
         from memorymanager.runner.execute import error_message
 
         print(f"{PROG}: error: {error_message(exc)}", file=err)
+        if isinstance(exc, KubeletStartError) and exc.hint:
+            print(exc.hint, file=err)  # kubelet's message stays as it is; the hint is a line of its own
         return 2

@@ -22,8 +22,8 @@ from kubeinputs.cpuset import cpuset_string
 from kubeinputs.errors import InputError, expect_map, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
-from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, parse_pod
-from kubeinputs.reader import load_text
+from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, load_pod_files, parse_pod, parse_pods
+from kubeinputs.reader import load_text, load_yaml_documents
 from kubeinputs.sysfs import read_machine_info
 from kubeinputs.validation import container_resource_name_error
 from memorymanager.node.simulated_node import FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
@@ -122,6 +122,22 @@ def read_pod(pod: PodInput) -> Pod:
             raise InputError("pod", "neither an existing file nor a v1 Pod manifest (YAML or JSON)")
         return parse_pod(doc, "pod")
     return parse_pod(dict(expect_map(pod, "pod", "a v1 Pod manifest")), "pod")
+
+
+def read_pods(pods: Union[PodInput, Sequence[PodInput]]) -> list[Pod]:
+    """Pods where a list is taken: a file or YAML text of several documents (`---` between them, one
+    pod each), a `kind: List` of pods (kubectl get pods -o yaml), or a list of pod inputs."""
+    if isinstance(pods, Pod):
+        return [pods]
+    if _is_path(pods):
+        return load_pod_files(str(pods))
+    if isinstance(pods, str):
+        return parse_pods(load_yaml_documents(pods, "pods"), "pods")
+    if isinstance(pods, Mapping):
+        return parse_pods([dict(pods)], "pods")
+    if isinstance(pods, (list, tuple)):
+        return [read_pod(item) for item in pods]
+    raise InputError("pods", f"expected pod manifests (a file, YAML text, a map or a list), got {type_name(pods)}")
 
 
 def _read_hint(value: HintInput, where: str) -> TopologyHint:
@@ -285,7 +301,9 @@ class Node:
             self._started = True
             self._node.start()
         if not self._node.running:
-            raise KubeletStartError(self._node.start_error or "the node is not running")
+            error = KubeletStartError(self._node.start_error or "the node is not running")
+            error.hint = self._node.start_hint
+            raise error
         return self._node
 
     # ----- pods -----
@@ -369,16 +387,17 @@ class Node:
 
     # ----- for the resource-manager backend (memorymanager.resmgr) -----
 
-    def adopt(self, pods: Sequence[PodInput]) -> None:
+    def adopt(self, pods: Union[PodInput, Sequence[PodInput]]) -> None:
         """Take pods a restarted kubelet is already running as active, without admitting them.
 
         After a restart the memory manager's state comes back from the checkpoint, but its
         stale-state cleanup (run before every hint or allocation) drops whatever belongs to no
         active pod. Adopting every running pod first, all at once, keeps their restored
         assignments; nothing is placed anew. A container that has no assignment keeps none
-        (a later `admit` of its pod places it).
+        (a later `admit` of its pod places it). `pods` is a list of pods, or a file or YAML text of
+        several (`read_pods`).
         """
-        self._running().assume_running([read_pod(item) for item in pods])
+        self._running().assume_running(read_pods(pods))
 
     def admit_on(self, pod: PodInput, numa_nodes: Mapping[str, Sequence[int]]) -> Admission:
         """Admit a pod whose containers' memory must go on given NUMA nodes (container -> ids).

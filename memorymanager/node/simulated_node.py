@@ -24,6 +24,8 @@ from kubeinputs.kubelet_config import (EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESE
                                        validate_kubelet_configuration)
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod, identity_conflict
+from kubeinputs.goformat import go_quote
+from memorymanager.policy import POLICY_NONE, POLICY_STATIC
 from memorymanager.reserved_memory import ReservedMemoryMismatchError
 from memorymanager.manager import new_manager as new_memory_manager
 
@@ -69,6 +71,16 @@ def reserved_memory_hint(error: Any, config: KubeletConfig, machine: MachineInfo
     return (f"hint: reservedMemory of type {name}, summed over the NUMA nodes, must equal the Node Allocatable "
             f"reservation: reservedMemory total {_with_bytes(error.reserved)} != {' + '.join(parts)} = "
             f"{_with_bytes(error.allocatable)}")
+
+
+def policy_name_hint(error: Any, config: KubeletConfig) -> Optional[str]:
+    """For kubelet's `unknown policy: "static"`: the memory manager policies it knows, spelled as it
+    spells them (the names are case-sensitive)."""
+    name = config.memory_manager_policy
+    if name in (POLICY_NONE, POLICY_STATIC) or f"unknown policy: {go_quote(name)}" not in str(error):
+        return None
+    return (f"hint: memoryManagerPolicy is {go_quote(name)}; kubelet's memory manager policies are "
+            f"{go_quote(POLICY_NONE)} and {go_quote(POLICY_STATIC)}, spelled exactly so")
 
 
 def _with_bytes(quantity: Any) -> str:
@@ -258,7 +270,7 @@ class SimulatedNode:
                 self.memory_manager = None
                 raise KubeletStartError(str(exc)) from exc
         except KubeletStartError as exc:
-            exc.hint = reserved_memory_hint(exc, self.config, self.machine)
+            exc.hint = reserved_memory_hint(exc, self.config, self.machine) or policy_name_hint(exc, self.config)
             self.start_error, self.start_hint = str(exc), exc.hint
             raise
         self.start_error = self.start_hint = None

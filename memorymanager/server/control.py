@@ -23,7 +23,7 @@ from memorymanager.explain.text import explanation_lines
 from memorymanager.node.api import Admission, hint_provider, read_pod
 from memorymanager.policy import MemoryManagerError
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
-from memorymanager.server.host import NodeHost, parse_overrides
+from memorymanager.server.host import NodeHost, not_running_message, parse_overrides
 from memorymanager.server.protos.control import control_pb2 as pb
 from memorymanager.server.protos.control import control_pb2_grpc as pb_grpc
 from topologymanager.errors import BoundedWorkError
@@ -91,7 +91,7 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
         except MemoryManagerError as exc:  # e.g. a request kubelet would crash on: an answer, not a bug
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         except KubeletStartError as exc:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}")
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, not_running_message(exc))
         except NodeError as exc:
             code = grpc.StatusCode.FAILED_PRECONDITION if "not running" in str(exc) else grpc.StatusCode.NOT_FOUND
             context.abort(code, str(exc))

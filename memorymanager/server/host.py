@@ -18,6 +18,7 @@ from kubeinputs.features import FeatureGates
 from kubeinputs.pod import Pod
 from kubeinputs.reader import load_file, load_text
 from memorymanager.node.api import Admission, HintsInput, Node, PodInput, read_pod
+from memorymanager.node.simulated_node import KubeletStartError
 from state.checkpoint_manager import FileOps, write_file
 from memorymanager.server.metrics import KubeletMetrics, exposition
 from state.types import Block
@@ -184,6 +185,12 @@ class NodeHost:
         """The `/metrics` page."""
         with self.lock:
             return exposition(self.metrics, self.node.simulated_node)
+
+
+def not_running_message(error: KubeletStartError) -> str:
+    """What a client of a kubelet that failed to start is told: kubelet's start error, and the
+    project's hint about it (if any) on a line of its own."""
+    return f"kubelet is not running: {error}" + (f"\n{error.hint}" if error.hint else "")
 
 
 def parse_overrides(text: str, where: str) -> dict[str, object]:

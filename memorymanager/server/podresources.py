@@ -34,7 +34,7 @@ import grpc
 from kubeinputs.errors import InputError, expect_map, index_path, join_path
 from memorymanager.node.simulated_node import KubeletStartError
 from memorymanager.server import DEFAULT_SOCKET  # noqa: F401 (re-exported)
-from memorymanager.server.host import NodeHost, PodView
+from memorymanager.server.host import NodeHost, PodView, not_running_message
 from memorymanager.server.protos.v1 import api_pb2 as v1
 from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
 from memorymanager.server.protos.v1alpha1 import api_pb2 as v1alpha1
@@ -222,7 +222,7 @@ def _rate_limited(method: Callable[..., Any]) -> Callable[..., Any]:
         except Status as status:
             failure = (status.code, status.message)
         except KubeletStartError as exc:  # a kubelet that failed to start serves nothing
-            failure = (grpc.StatusCode.UNAVAILABLE, f"kubelet is not running: {exc}")
+            failure = (grpc.StatusCode.UNAVAILABLE, not_running_message(exc))
         except Exception as exc:  # never a dead server
             failure = (grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
         context.abort(*failure)
