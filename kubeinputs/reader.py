@@ -376,6 +376,10 @@ def _is_leaf(value: Any) -> bool:
     return _is_scalar(value) or (isinstance(value, list) and all(_is_scalar(v) for v in value))
 
 
+class FoldedText(str):
+    """A string `dump_yaml` writes as a folded block (`key: >`), as prose such as a description is written."""
+
+
 _DUMPER: Optional[type] = None
 
 
@@ -397,8 +401,13 @@ def _dumper() -> type:
             flow = 0 < len(data) <= 6 and all(_is_leaf(v) for v in data.values())
             return dumper.represent_mapping(_MAP_TAG, data, flow_style=flow)
 
+        def represent_folded(dumper: Any, data: FoldedText) -> Any:
+            # PyYAML falls back to a quoted scalar itself when the text cannot be folded exactly
+            return dumper.represent_scalar(_STR_TAG, str(data), style=">")
+
         Dumper.add_representer(list, represent_list)
         Dumper.add_representer(dict, represent_dict)
+        Dumper.add_representer(FoldedText, represent_folded)
         _DUMPER = Dumper
     return _DUMPER
 

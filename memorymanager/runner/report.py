@@ -11,7 +11,7 @@ import json
 from typing import Any, Optional, TextIO
 
 from kubeinputs.pod import pod_label
-from kubeinputs.quantity import BINARY_SI, Quantity
+from kubeinputs.quantity import size_text
 from memorymanager.runner.expect import MISSING
 from memorymanager.runner.results import FAILED, INVALID, SKIPPED, RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import Scenario, Step
@@ -24,11 +24,6 @@ def render_value(value: Any) -> str:
     if value is MISSING:
         return "(absent)"
     return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
-
-
-def size_text(size: int) -> str:
-    """A byte count as a Kubernetes quantity (`1Gi`, `1536Mi`, `100`): exact and short."""
-    return str(Quantity.from_int(size, BINARY_SI))
 
 
 def _step_title(step: StepResult, spec: Optional[Step]) -> str:

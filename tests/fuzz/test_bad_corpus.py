@@ -36,7 +36,7 @@ def test_50_mb_of_blanks_then_an_object(tmp_path):
     path = whitespace_checkpoint(str(tmp_path / "memory_manager_state"))
     with budget(20):
         code, output = run_cli(["checkpoint", "inspect", path])
-    assert code == 1 and "the max_checkpoint_bytes limit" in output
+    assert code == 2 and output.startswith("memorymanager: error: ") and "the max_checkpoint_bytes limit" in output
     with budget(20):
         code, output = run_cli(["checkpoint", "inspect", "--limit", "max-checkpoint-bytes=67108864", path])
     assert code == 0 and "format:      v1" in output, output
