@@ -7,7 +7,7 @@ from tests.crash.kill import TARGETS, kill_points, run
 
 parser = argparse.ArgumentParser(prog="python -m tests.crash", description=__doc__)
 parser.add_argument("--kills", type=int, default=1000, help="kills per target (default 1,000)")
-parser.add_argument("--writes", type=int, default=300, help="kill points lie in the first W writes (default 300)")
+parser.add_argument("--writes", type=int, default=150, help="kill points lie in the first W writes (default 150)")
 parser.add_argument("--target", action="append", choices=sorted(TARGETS))
 parser.add_argument("--seed", type=int, default=12)
 args = parser.parse_args()
