@@ -368,19 +368,21 @@ class SimulatedNode:
         return pods
 
     def find_pod(self, ref: str, namespace: Optional[str] = None) -> Optional[Pod]:
-        """An admitted pod by UID, else by name (the most recent one), else None; with `namespace`,
-        only a pod of that namespace. A name alone that pods of several namespaces have is an error
-        (InputError naming them): the namespace decides."""
+        """An admitted pod by UID, else by name (an active one first, else the most recent), else None;
+        with `namespace`, only a pod of that namespace. A name alone that active pods of several
+        namespaces have is an error (InputError naming them): the namespace decides."""
         known = self._known.get(ref)
         if known is not None and namespace in (None, known.namespace):
             return known
         named = [pod for pod in reversed(list(self._known.values()))
                  if pod.name == ref and namespace in (None, pod.namespace)]
-        namespaces = sorted({pod.namespace for pod in named})
+        active = [pod for pod in named if pod.uid in self._admitted]
+        namespaces = sorted({pod.namespace for pod in active})
         if len(namespaces) > 1:
             raise InputError("namespace", f"pods named {ref!r} were admitted in namespaces {', '.join(namespaces)}: "
                                           "give the namespace of the one meant")
-        return named[0] if named else None
+        found = active or named  # an active pod first; a removed one (removing it again changes nothing)
+        return found[0] if found else None
 
     def check_identity(self, pod: Pod) -> None:
         """Raise InputError when `pod`'s UID is already an active pod's of another name or namespace
