@@ -187,11 +187,6 @@ CONTAINER_SCOPE_SHAPE = "{CONTAINER: {RESOURCE: [HINT, ...]}}"
 POD_SCOPE_SHAPE = "{RESOURCE: [HINT, ...]}"
 
 
-def _is_pod_scope_form(hints: Mapping[str, object]) -> bool:
-    """Resource name -> list: the pod-scope form; container name -> map: the container form."""
-    return any(v is None or isinstance(v, (list, tuple)) for v in hints.values())
-
-
 def hints_shape_error(scope: str, where: str, names: Sequence[str], other_shape: str) -> InputError:
     """The error of hints written in the other scope's shape: it names the shape `scope` expects."""
     expected = POD_SCOPE_SHAPE if scope == "pod" else CONTAINER_SCOPE_SHAPE
@@ -218,8 +213,9 @@ def hint_provider(pod: Pod, hints: HintsInput, scope: str) -> Optional[FixedHint
             raise hints_shape_error(scope, join_path("hints", containers_named[0]), names,
                                     "hints for a container (the container-scope shape)")
         return FixedHintProvider({}, _read_resource_hints(hints, "hints"))
-    if _is_pod_scope_form(hints):
-        key = next(str(k) for k, v in hints.items() if v is None or isinstance(v, (list, tuple)))
+    pod_shaped = [str(k) for k, v in hints.items() if isinstance(v, (list, tuple)) or (v is None and k not in names)]
+    if pod_shaped:  # a container's None is its nil map (no preference); a resource's None is the pod shape
+        key = pod_shaped[0]
         got = (f"a list of hints for container {key!r} (a list where a map of resource to hints belongs)"
                if key in names else "resource hints for the whole pod (the pod-scope shape)")
         raise hints_shape_error(scope, join_path("hints", key), names, got)

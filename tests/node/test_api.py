@@ -213,6 +213,14 @@ def test_hints_in_the_other_scopes_shape_are_refused_naming_the_expected_one(sco
     assert node.pods() == []
 
 
+def test_a_container_without_preference_is_container_scope_hints():
+    node = two_node({**STATIC, "topologyManagerPolicy": "restricted"})
+    answer = node.admit(manifest("web", containers=("a", "b")), hints={"a": None, "b": {"cpu": CPU_ON_1}})
+    assert answer.placements["a"].numa_nodes == (0,) and answer.placements["b"].numa_nodes == (1,)
+    with pytest.raises(InputError, match="the pod-scope shape"):
+        node.admit(manifest("web2"), hints={"cpu": None})
+
+
 def test_pods_of_one_name_in_two_namespaces_are_two_pods():
     node = two_node()
     full = node.free()
