@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from kubeinputs.errors import (InputError, check_keys, expect_list, expect_map, expect_str, index_path, join_path,
                                type_name)
 from kubeinputs.goformat import go_quote
-from kubeinputs.reader import parse_file
+from kubeinputs.reader import load_file_documents, parse_file
 from kubeinputs.quantity import Quantity, QuantityError, unmarshal_quantity
 from kubeinputs import validation
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
 
 RESTART_POLICY_ALWAYS = "Always"
 HUGEPAGES_PREFIX = "hugepages-"
+DEFAULT_NAMESPACE = "default"
 
 POD_KEYS = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
 OBJECT_META_KEYS = frozenset({
@@ -81,12 +82,12 @@ class Container:
 
 @dataclass
 class Pod:
-    """A v1 Pod: metadata.name / uid (defaults to the name) / namespace, spec.initContainers,
+    """A v1 Pod: metadata.name / uid (see `default_pod_uid`) / namespace, spec.initContainers,
     spec.containers, and optional pod-level spec.resources (None when unset)."""
 
     name: str
     uid: str
-    namespace: str = "default"
+    namespace: str = DEFAULT_NAMESPACE
     init_containers: list[Container] = field(default_factory=list)
     containers: list[Container] = field(default_factory=list)
     resources: Optional[ResourceRequirements] = None
@@ -101,6 +102,30 @@ class Pod:
             if c.name == name:
                 return c
         return None
+
+
+# -- identity ------------------------------------------------------------------------------------------------
+def default_pod_uid(name: str, namespace: Optional[str] = None) -> str:
+    """The UID of a pod whose manifest gives none (the project's one identity rule): the name in
+    namespace `default` or without one, else `NAMESPACE/NAME`, so that two pods of one name in two
+    namespaces are two pods (kubelet keys its state by UID)."""
+    if namespace in (None, "", DEFAULT_NAMESPACE):
+        return name
+    return f"{namespace}/{name}"
+
+
+def pod_label(pod: Pod) -> str:
+    """`NAMESPACE/NAME` for messages (just the name in namespace `default`)."""
+    return pod.name if pod.namespace == DEFAULT_NAMESPACE else f"{pod.namespace}/{pod.name}"
+
+
+def identity_conflict(known: Pod, arriving: Pod) -> Optional[str]:
+    """Why `arriving` cannot be the pod `known` of the same UID (another name or namespace), or None."""
+    if known.uid != arriving.uid or (known.namespace, known.name) == (arriving.namespace, arriving.name):
+        return None
+    return (f"pod UID {known.uid!r} is already the UID of pod {known.namespace}/{known.name}; "
+            f"pod {arriving.namespace}/{arriving.name} cannot have it too (a UID names one pod: give each pod "
+            "its own metadata.uid, or leave it out)")
 
 
 # -- parsing -------------------------------------------------------------------------------------------------
@@ -182,17 +207,78 @@ def _parse_containers(value: Any, where: str, *, init: bool) -> list[Container]:
     return [_parse_container(item, index_path(where, i), init=init) for i, item in enumerate(items)]
 
 
+# Workloads whose pod template is taken as the pod (kind -> apiVersion, path of the template in the spec).
+WORKLOAD_TEMPLATES = {
+    "Deployment": ("apps/v1", ("template",)),
+    "StatefulSet": ("apps/v1", ("template",)),
+    "DaemonSet": ("apps/v1", ("template",)),
+    "ReplicaSet": ("apps/v1", ("template",)),
+    "Job": ("batch/v1", ("template",)),
+    "CronJob": ("batch/v1", ("jobTemplate", "spec", "template")),
+}
+LIST_KINDS = ("List", "PodList")
+POD_TEMPLATE_KEYS = frozenset({"metadata", "spec"})
+
+
+def _workload_pod(raw: dict, where: str) -> tuple[dict, str]:
+    """The pod of a workload manifest: its pod template, named after the workload and in its namespace
+    (the workload's other fields are not the pod's and are ignored); with the template's path."""
+    kind = raw["kind"]
+    api_version, template_keys = WORKLOAD_TEMPLATES[kind]
+    if raw.get("apiVersion") not in (None, api_version):
+        raise InputError(join_path(where, "apiVersion"), f"expected {api_version!r} for a {kind}, got {raw['apiVersion']!r}")
+    meta_path = join_path(where, "metadata")
+    meta = expect_map(raw.get("metadata"), meta_path)
+    if meta.get("name") in (None, ""):
+        raise InputError(join_path(meta_path, "name"), "Required value (the pod is named after its workload)")
+    name = expect_str(meta["name"], join_path(meta_path, "name"))
+    problem = validation.dns1123_subdomain_error(name)
+    if problem is not None:
+        raise InputError(join_path(meta_path, "name"), validation.invalid(name, problem))
+    node, path = raw, where
+    for key in ("spec", *template_keys):
+        path = join_path(path, key)
+        if not isinstance(node, dict) or node.get(key) is None:
+            raise InputError(path, f"Required value (the pod template of the {kind})")
+        node = expect_map(node[key], path)
+    check_keys(node, path, POD_TEMPLATE_KEYS)
+    template_meta = dict(expect_map(node.get("metadata"), join_path(path, "metadata")))
+    template_meta["name"] = name
+    for key in ("namespace",):
+        if meta.get(key) not in (None, "") and template_meta.get(key) in (None, ""):
+            template_meta[key] = meta[key]
+    template_meta.pop("uid", None)
+    return {"metadata": template_meta, "spec": node.get("spec")}, path
+
+
+def pod_documents(doc: Any, where: str = "") -> list[tuple[Any, str]]:
+    """The pod manifests one decoded document holds, with their paths: the items of a `kind: List`
+    (kubectl get pods -o yaml), else the document itself."""
+    if isinstance(doc, dict) and doc.get("kind") in LIST_KINDS:
+        items = expect_list(doc.get("items"), join_path(where, "items"))
+        return [(item, index_path(join_path(where, "items"), i)) for i, item in enumerate(items)]
+    return [(doc, where)]
+
+
 def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) -> Pod:
     """A v1 Pod manifest (decoded YAML/JSON) as a defaulted Pod; raises InputError naming the bad path.
 
-    `pod_level_resources` is the PodLevelResources gate (on by default in v1.37), which enables the
-    pod-level defaulting rules."""
+    What `kubectl get pod -o yaml` prints is a manifest too (its status, managedFields and owner
+    references are read and ignored), and so is a workload (Deployment, StatefulSet, DaemonSet,
+    ReplicaSet, Job, CronJob): its pod template, named after the workload. `pod_level_resources` is
+    the PodLevelResources gate (on by default in v1.37), which enables the pod-level defaulting rules."""
     raw = expect_map(doc, where, "a map (a v1 Pod manifest)")
+    if raw.get("kind") in WORKLOAD_TEMPLATES:
+        raw, where = _workload_pod(raw, where)
+    elif raw.get("kind") in LIST_KINDS:
+        count = len(raw["items"]) if isinstance(raw.get("items"), list) else 0
+        raise InputError(join_path(where, "kind"), f"a {raw['kind']} of {count} items where one v1 Pod is expected")
     check_keys(raw, where, POD_KEYS)
     if "apiVersion" in raw and raw["apiVersion"] != "v1":
         raise InputError(join_path(where, "apiVersion"), f'expected "v1", got {raw["apiVersion"]!r}')
     if "kind" in raw and raw["kind"] != "Pod":
-        raise InputError(join_path(where, "kind"), f'expected "Pod", got {raw["kind"]!r}')
+        raise InputError(join_path(where, "kind"), f'expected "Pod" or a workload ({", ".join(WORKLOAD_TEMPLATES)}), '
+                                                   f'got {raw["kind"]!r}')
 
     meta_path = join_path(where, "metadata")
     meta = expect_map(raw.get("metadata"), meta_path)
@@ -203,13 +289,13 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
     problem = validation.dns1123_subdomain_error(name)
     if problem is not None:
         raise InputError(join_path(meta_path, "name"), validation.invalid(name, problem))
-    uid = meta.get("uid")
-    uid = name if uid in (None, "") else expect_str(uid, join_path(meta_path, "uid"))
     namespace = meta.get("namespace")
-    namespace = "default" if namespace in (None, "") else expect_str(namespace, join_path(meta_path, "namespace"))
+    namespace = DEFAULT_NAMESPACE if namespace in (None, "") else expect_str(namespace, join_path(meta_path, "namespace"))
     problem = validation.dns1123_label_error(namespace)
     if problem is not None:
         raise InputError(join_path(meta_path, "namespace"), validation.invalid(namespace, problem))
+    uid = meta.get("uid")
+    uid = default_pod_uid(name, namespace) if uid in (None, "") else expect_str(uid, join_path(meta_path, "uid"))
     for key in ("labels", "annotations"):
         expect_map(meta.get(key), join_path(meta_path, key))
 
@@ -281,8 +367,32 @@ def _check_unique_names(init_containers: list[Container], containers: list[Conta
 
 
 def load_pod_file(path: Union[str, Path], *, pod_level_resources: bool = True) -> Pod:
-    """Read and parse a Pod manifest file (YAML or JSON); errors name the file and the path inside it."""
+    """Read and parse a Pod manifest file (YAML or JSON); errors name the file and the path inside it
+    (a file of several documents is an error saying how many: one pod is expected)."""
     return parse_file(path, lambda doc: parse_pod(doc, "", pod_level_resources=pod_level_resources))
+
+
+def parse_pods(docs: list[Any], where: str = "", *, pod_level_resources: bool = True) -> list[Pod]:
+    """The pods of decoded documents (a YAML stream): one per document, every item of a `kind: List`;
+    empty documents are skipped."""
+    pods: list[Pod] = []
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        doc_where = index_path(where, i) if len(docs) > 1 else where
+        pods.extend(parse_pod(item, item_where, pod_level_resources=pod_level_resources)
+                    for item, item_where in pod_documents(doc, doc_where))
+    return pods
+
+
+def load_pod_files(path: Union[str, Path], *, pod_level_resources: bool = True) -> list[Pod]:
+    """Every pod of a manifest file: one per YAML document (`---` between them), the items of a
+    `kind: List`, workloads' pod templates; errors name the file and the path inside it."""
+    name = str(path)
+    try:
+        return parse_pods(load_file_documents(path), pod_level_resources=pod_level_resources)
+    except InputError as exc:
+        raise exc.in_file(name) from None
 
 
 # -- defaulting (SetDefaults_Pod) --------------------------------------------------------------------------

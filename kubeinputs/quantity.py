@@ -296,6 +296,12 @@ class Quantity:
         return f"Quantity({str(self)!r}, {self.format})"
 
 
+def size_text(size: int) -> str:
+    """A byte count for people, in the one style of every report (checkpoint inspect, explain, run -v):
+    Kubernetes' own BinarySI quantity, exact and short (`1Gi`, `3996Mi`, `1536`, `0`)."""
+    return str(Quantity.from_int(size, BINARY_SI))
+
+
 def zero_quantity(format: str = DECIMAL_SI) -> Quantity:
     """A zero quantity in `format` (Go's NewQuantity(0, format))."""
     return Quantity(0, 0, format)

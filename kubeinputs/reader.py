@@ -121,17 +121,33 @@ class _Builder:
         return result
 
 
-def _yaml_reason(exc: Exception) -> str:
-    """`not valid YAML: line L, column C: problem` of a PyYAML error."""
+def _yaml_reason(exc: Exception, text: Optional[str] = None) -> str:
+    """`not valid YAML: line L, column C: problem` of a PyYAML error; a tab where the problem is
+    (YAML indents with spaces only) is named, since PyYAML's words do not say it."""
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc)
     if mark is not None:
-        return f"not valid YAML: {_mark(mark)}: {problem}"
+        return f"not valid YAML: {_mark(mark)}: {problem}{_tab_note(text, mark)}"
     return f"not valid YAML: {problem}"
 
 
+def _tab_note(text: Optional[str], mark: Any) -> str:
+    """` (a tab ...)` when the problem's line is indented with a tab, else ""."""
+    if text is None:
+        return ""
+    lines = text.split("\n")
+    if not 0 <= mark.line < len(lines):
+        return ""
+    line = lines[mark.line]
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
+    if "\t" not in indent and not line[mark.column: mark.column + 1] == "\t":
+        return ""
+    return " (a tab in the indentation: YAML indents with spaces, never tabs)"
+
+
 def load_yaml_text(text: str, where: str = "") -> Any:
-    """One YAML document as Python values; a syntax error or duplicate key is an InputError."""
+    """One YAML document as Python values; a syntax error or duplicate key is an InputError (a tab in
+    the indentation and a file of several documents say so)."""
     import yaml
 
     loader = _loader_class()(text)
@@ -141,10 +157,55 @@ def load_yaml_text(text: str, where: str = "") -> Any:
             return None
         _check_expansion(node, where)
         return _Builder(loader).build(node, where)
+    except yaml.composer.ComposerError as exc:
+        if "another document" not in str(exc.problem):
+            raise InputError(where or ROOT, _yaml_reason(exc, text)) from None
+        count = _document_count(text)
+        raise InputError(where or ROOT, f"{count} YAML documents (separated by ---) where one is expected") from None
     except yaml.YAMLError as exc:
-        raise InputError(where or ROOT, _yaml_reason(exc)) from None
+        raise InputError(where or ROOT, _yaml_reason(exc, text)) from None
     finally:
         loader.dispose()
+
+
+def load_yaml_documents(text: str, where: str = "") -> list[Any]:
+    """Every document of a YAML stream (`---` between them), each as `load_yaml_text` reads one; the
+    paths of a later document's problems start with `[N]` (its place in the stream, from 0)."""
+    import yaml
+
+    loader = _loader_class()(text)
+    docs: list[Any] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            doc_where = index_path(where, len(docs)) if docs or loader.check_node() else where
+            if node is None:
+                docs.append(None)
+                continue
+            _check_expansion(node, doc_where)
+            docs.append(_Builder(loader).build(node, doc_where))
+    except yaml.YAMLError as exc:
+        raise InputError(where or ROOT, _yaml_reason(exc, text)) from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _document_count(text: str) -> int:
+    """How many documents a YAML stream holds (counted up to its first syntax error)."""
+    import yaml
+
+    loader = _loader_class()(text)
+    count = 0
+    try:
+        while loader.check_node():
+            loader.get_node()
+            count += 1
+    except yaml.YAMLError:
+        count += 1
+    finally:
+        loader.dispose()
+    return count
 
 
 def _check_expansion(root: Any, where: str) -> None:
@@ -278,6 +339,23 @@ def load_file(path: Union[str, Path]) -> Any:
         raise exc.in_file(name) from None
 
 
+def load_file_documents(path: Union[str, Path]) -> list[Any]:
+    """Every document of a YAML file (a `.json` file is one), as `load_file` reads one."""
+    name = str(path)
+    if name.lower().endswith(".json"):
+        return [load_file(path)]
+    try:
+        text = read_bytes(path).decode("utf-8")
+    except OSError as exc:
+        raise InputError("", f"cannot read file: {exc.strerror or exc}", name) from None
+    except UnicodeDecodeError as exc:
+        raise InputError("", f"not UTF-8 text: {exc.reason} at byte {exc.start}", name) from None
+    try:
+        return load_yaml_documents(text)
+    except InputError as exc:
+        raise exc.in_file(name) from None
+
+
 def parse_file(path: Union[str, Path], parse: Callable[[Any], T]) -> T:
     """`parse(document)` of the file at `path`; an InputError from either step names the file."""
     doc = load_file(path)
@@ -296,6 +374,10 @@ def _is_scalar(value: Any) -> bool:
 def _is_leaf(value: Any) -> bool:
     """A scalar or a list of scalars."""
     return _is_scalar(value) or (isinstance(value, list) and all(_is_scalar(v) for v in value))
+
+
+class FoldedText(str):
+    """A string `dump_yaml` writes as a folded block (`key: >`), as prose such as a description is written."""
 
 
 _DUMPER: Optional[type] = None
@@ -319,8 +401,13 @@ def _dumper() -> type:
             flow = 0 < len(data) <= 6 and all(_is_leaf(v) for v in data.values())
             return dumper.represent_mapping(_MAP_TAG, data, flow_style=flow)
 
+        def represent_folded(dumper: Any, data: FoldedText) -> Any:
+            # PyYAML falls back to a quoted scalar itself when the text cannot be folded exactly
+            return dumper.represent_scalar(_STR_TAG, str(data), style=">")
+
         Dumper.add_representer(list, represent_list)
         Dumper.add_representer(dict, represent_dict)
+        Dumper.add_representer(FoldedText, represent_folded)
         _DUMPER = Dumper
     return _DUMPER
 

@@ -49,8 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
-    run = commands.add_parser("run", help="run scenario files or folders and check their expectations")
-    run.add_argument("paths", nargs="+", metavar="PATH", help="a scenario file, or a folder of *.yaml/*.yml/*.json")
+    run = commands.add_parser(
+        "run", help="run scenario files or folders and check their expectations",
+        description="Run scenario files and check their expectations. A folder runs every *.yaml, *.yml and *.json "
+        "file below it (names starting with '.' skipped), in path order: that includes the *.recorded.yaml "
+        "copies --record leaves next to the scenarios, so a folder run after --record runs each scenario "
+        "twice, once as written and once as recorded (move or delete the copies, or record with --in-place).",
+    )
+    run.add_argument("paths", nargs="+", metavar="PATH",
+                     help="a scenario file, or a folder: every *.yaml/*.yml/*.json below it, *.recorded.yaml copies too")
     run.add_argument("--json", action="store_true", help="print one JSON document instead of the human report")
     run.add_argument(
         "-v", "--verbose", action="store_true",
@@ -64,8 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--record", action="store_true",
-        help="write the actual results into each step's expect, to <name>.recorded.yaml "
-        "(YAML comments are lost except the block at the top of the file)",
+        help="write the actual results into each step's expect, to NAME.recorded.yaml next to NAME.yaml "
+        "(replaced when it exists; recording a NAME.recorded.yaml rewrites that copy itself). YAML comments "
+        "are lost except the block at the top of the file; the description stays a folded block",
     )
     run.add_argument("--in-place", action="store_true", help="with --record: overwrite the scenario files")
     run.add_argument("--html", metavar="REPORT", help="also write a self-contained HTML picture of every step")
@@ -266,7 +274,10 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback
+        from memorymanager.node.simulated_node import KubeletStartError
         from memorymanager.runner.execute import error_message
 
         print(f"{PROG}: error: {error_message(exc)}", file=err)
+        if isinstance(exc, KubeletStartError) and exc.hint:
+            print(exc.hint, file=err)  # kubelet's message stays as it is; the hint is a line of its own
         return 2

@@ -15,18 +15,12 @@ from memorymanager.node.render import assignments_to_obj, machine_state_to_obj, 
 from state.checkpoint import CheckpointV1, CheckpointV2, CheckpointV3, read_checkpoint
 from state.checkpoint_errors import CheckpointError
 from kubeinputs.checksum import string_checksum
+from kubeinputs.errors import Error
+from kubeinputs.quantity import size_text
 from state.state_checkpoint import StateError, check_loadable, go_join, restore_error
 
 RESOURCE_COLUMNS = (("total", "total"), ("systemReserved", "systemReserved"), ("allocatable", "allocatable"),
                     ("reserved", "reserved"), ("free", "free"))
-
-
-def human_size(n: int) -> str:
-    """A byte count with a binary unit: `2Gi`, `1.50Gi`, `512`."""
-    for unit, size in (("Ei", 1 << 60), ("Pi", 1 << 50), ("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if n >= size:
-            return f"{n // size}{unit}" if n % size == 0 else f"{n / size:.2f}{unit}"
-    return str(n)
 
 
 def _read(path: str) -> tuple[Optional[bytes], Optional[str]]:
@@ -178,7 +172,7 @@ def _lines(path: str, r: dict[str, Any]) -> list[str]:
             if table is None:
                 lines.append(f"  {resource:<16}  null")
                 continue
-            cols = "".join(f"{human_size(table[key]) + ' (' + str(table[key]) + ')':>28}" for _, key in RESOURCE_COLUMNS)
+            cols = "".join(f"{size_text(table[key]) + ' (' + str(table[key]) + ')':>28}" for _, key in RESOURCE_COLUMNS)
             lines.append(f"  {resource:<16}{cols}")
     lines.append("")
     lines.append("NUMA groups: " + (" ".join("[" + ",".join(map(str, g)) + "]" for g in r["groups"]) or "none"))
@@ -210,21 +204,21 @@ def _blocks_text(blocks: Optional[list]) -> str:
     for b in blocks:
         affinity = b.get("numaAffinity")
         nodes = "null" if affinity is None else "[" + ",".join(map(str, affinity)) + "]"
-        parts.append(f"{b.get('type')} {human_size(b.get('size', 0))} ({b.get('size', 0)}) on {nodes}")
+        parts.append(f"{b.get('type')} {size_text(b.get('size', 0))} ({b.get('size', 0)}) on {nodes}")
     return "; ".join(parts)
+
+
+class UnreadableCheckpoint(Error):
+    """A checkpoint path that cannot be read at all (missing, a folder, not permitted, past a limit):
+    the command's error (exit 2), as for every other path the command line cannot read."""
 
 
 def inspect(path: str, as_json: bool, out: TextIO) -> int:
     """Show a checkpoint file. Exit 0 when its content could be shown (whatever the checksum
-    verdict), 1 when the file is missing, unreadable or not decodable."""
+    verdict), 1 when it is not decodable; a path that cannot be read raises UnreadableCheckpoint."""
     blob, problem = _read(path)
     if blob is None:
-        if as_json:
-            json.dump({"path": path, "error": problem}, out, indent=2)
-            out.write("\n")
-        else:
-            print(f"error: {problem}", file=out)
-        return 1
+        raise UnreadableCheckpoint(problem)
     report = analyse(blob)
     if as_json:
         json.dump({"path": path, **report}, out, indent=2)

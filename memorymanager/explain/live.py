@@ -88,17 +88,16 @@ def explain_on_node(root: str, pod_path: str, kubelet_config: Optional[str] = No
     """The explanation of admitting the pod of `pod_path` on the node under ROOT (nothing is written
     there); `keep` receives the node's state after the admission and the pod names by UID."""
     pod = load_pod_file(pod_path)
-    extra = None
-    if hints_path is not None:
-        try:
-            extra = hint_provider(pod, load_file(hints_path))
-        except InputError as exc:
-            if exc.where.startswith(hints_path):
-                raise
-            raise InputError(f"{hints_path}: {exc.where}", exc.reason) from None
+    hints = load_file(hints_path) if hints_path is not None else None
     state_dir = tempfile.mkdtemp(prefix="memorymanager-live-")
     try:
         node = open_live_node(root, kubelet_config, state_dir)
+        extra = None
+        if hints_path is not None:  # their shape is the node's topologyManagerScope's
+            try:
+                extra = hint_provider(pod, hints, node.config.topology_manager_scope)
+            except InputError as exc:
+                raise InputError(f"{hints_path}: {exc.where}", exc.reason) from None
         if keep is not None:
             keep["names"] = {p.uid: p.name for p in node.active_pods()} | {pod.uid: pod.name}
         return explain_pod(node, pod, extra, "admit", keep)

@@ -4,18 +4,15 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from kubeinputs.cpuset import cpuset_string
+from kubeinputs.quantity import size_text
 
 _UNITS = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
 
 
 def fmt_bytes(n: int) -> str:
-    """The largest binary unit that states `n` exactly (never rounded), else plain bytes."""
-    if n == 0:
-        return "0"
-    for unit, size in _UNITS:
-        if n % size == 0:
-            return f"{n // size}{unit}"
-    return str(n)
+    """The largest binary unit that states `n` exactly (never rounded), else plain bytes: the one
+    size style of every report (`kubeinputs.quantity.size_text`)."""
+    return size_text(n)
 
 
 def fmt_nodes(nodes: Optional[Iterable[int]]) -> str:

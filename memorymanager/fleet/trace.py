@@ -12,7 +12,8 @@ file order. Each problem is an InputError naming the file, the line and the reas
 is added twice while active, a delete of a pod that is not active, a `nodeName` that is no
 node of the fleet.
 
-A pod's UID is its metadata.uid, else `namespace/name`: kubelet keys its state by UID.
+A pod's UID is its metadata.uid, else its name in namespace default and `namespace/name` in any
+other (the rule of every input, `kubeinputs.pod.default_pod_uid`): kubelet keys its state by UID.
 """
 from __future__ import annotations
 
@@ -73,10 +74,7 @@ def _manifest(value: object, templates: Mapping[str, Mapping[str, object]], wher
 
 
 def _pod(manifest: dict, where: str) -> Pod:
-    meta = manifest.get("metadata")
-    if isinstance(meta, dict) and meta.get("name") and not meta.get("uid"):
-        ns = meta.get("namespace") or "default"
-        manifest = dict(manifest, metadata=dict(meta, uid=f"{ns}/{meta['name']}"))
+    """The event's pod (its UID by the project's one rule, `kubeinputs.pod.default_pod_uid`)."""
     return parse_pod(manifest, where)
 
 

@@ -22,9 +22,10 @@ from kubeinputs.cpuset import cpuset_string
 from kubeinputs.errors import InputError, expect_map, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
-from kubeinputs.pod import Pod, load_pod_file, parse_pod
-from kubeinputs.reader import load_text
+from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, load_pod_files, parse_pod, parse_pods
+from kubeinputs.reader import load_text, load_yaml_documents
 from kubeinputs.sysfs import read_machine_info
+from kubeinputs.validation import container_resource_name_error
 from memorymanager.node.simulated_node import FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
 from state.state_mem import MemoryState
 from state.types import Block, MemoryTable, NUMANodeState, clone_machine_state
@@ -123,6 +124,22 @@ def read_pod(pod: PodInput) -> Pod:
     return parse_pod(dict(expect_map(pod, "pod", "a v1 Pod manifest")), "pod")
 
 
+def read_pods(pods: Union[PodInput, Sequence[PodInput]]) -> list[Pod]:
+    """Pods where a list is taken: a file or YAML text of several documents (`---` between them, one
+    pod each), a `kind: List` of pods (kubectl get pods -o yaml), or a list of pod inputs."""
+    if isinstance(pods, Pod):
+        return [pods]
+    if _is_path(pods):
+        return load_pod_files(str(pods))
+    if isinstance(pods, str):
+        return parse_pods(load_yaml_documents(pods, "pods"), "pods")
+    if isinstance(pods, Mapping):
+        return parse_pods([dict(pods)], "pods")
+    if isinstance(pods, (list, tuple)):
+        return [read_pod(item) for item in pods]
+    raise InputError("pods", f"expected pod manifests (a file, YAML text, a map or a list), got {type_name(pods)}")
+
+
 def _read_hint(value: HintInput, where: str) -> TopologyHint:
     """A TopologyHint, `{numaAffinity: [ids] | None, preferred: bool}`, or `(ids | None, preferred)`."""
     if isinstance(value, TopologyHint):
@@ -166,23 +183,42 @@ def _read_resource_hints(value: Optional[ResourceHintsInput], where: str) -> Pro
     return hints
 
 
-def _is_pod_scope_form(hints: Mapping[str, object]) -> bool:
-    """Resource name -> list: the pod-scope form; container name -> map: the container form."""
-    return any(v is None or isinstance(v, (list, tuple)) for v in hints.values())
+CONTAINER_SCOPE_SHAPE = "{CONTAINER: {RESOURCE: [HINT, ...]}}"
+POD_SCOPE_SHAPE = "{RESOURCE: [HINT, ...]}"
 
 
-def hint_provider(pod: Pod, hints: HintsInput) -> Optional[FixedHintProvider]:
+def hints_shape_error(scope: str, where: str, names: Sequence[str], other_shape: str) -> InputError:
+    """The error of hints written in the other scope's shape: it names the shape `scope` expects."""
+    expected = POD_SCOPE_SHAPE if scope == "pod" else CONTAINER_SCOPE_SHAPE
+    return InputError(where, f"the node's topologyManagerScope is {scope!r}: expected hints shaped {expected}, "
+                             f"got {other_shape} (the pod's containers: {', '.join(names)})")
+
+
+def hint_provider(pod: Pod, hints: HintsInput, scope: str) -> Optional[FixedHintProvider]:
     """Other providers' hints as one fixed hint provider, consulted after the memory manager.
 
-    Container form: `{container: {resource: [hint, ...]}}` (a container left out has no
-    preference); pod-scope form: `{resource: [hint, ...]}`, answered in pod scope.
+    `scope` is the node's topologyManagerScope, which decides the one shape taken: container scope
+    `{container: {resource: [hint, ...]}}` (a container left out has no preference); pod scope
+    `{resource: [hint, ...]}`. Hints in the other scope's shape are refused (InputError naming the
+    expected shape): kubelet would never ask for them, so they would change nothing.
     """
     if hints is None:
         return None
     hints = expect_map(hints, "hints", "a map of container name to resource hints, or of resource name to hints")
-    if _is_pod_scope_form(hints):
-        return FixedHintProvider({}, _read_resource_hints(hints, "hints"))
     names = [c.name for c in pod.all_containers()]
+    if scope == "pod":
+        containers_named = [str(k) for k, v in hints.items() if isinstance(v, Mapping) or (
+            str(k) in names and container_resource_name_error(str(k)) is not None)]
+        if containers_named:
+            raise hints_shape_error(scope, join_path("hints", containers_named[0]), names,
+                                    "hints for a container (the container-scope shape)")
+        return FixedHintProvider({}, _read_resource_hints(hints, "hints"))
+    pod_shaped = [str(k) for k, v in hints.items() if isinstance(v, (list, tuple)) or (v is None and k not in names)]
+    if pod_shaped:  # a container's None is its nil map (no preference); a resource's None is the pod shape
+        key = pod_shaped[0]
+        got = (f"a list of hints for container {key!r} (a list where a map of resource to hints belongs)"
+               if key in names else "resource hints for the whole pod (the pod-scope shape)")
+        raise hints_shape_error(scope, join_path("hints", key), names, got)
     containers: dict[str, ProviderHints] = {}
     for name, resource_hints in hints.items():
         if name not in names:
@@ -248,8 +284,10 @@ class Node:
 
     def restart(self, **overrides: object) -> None:
         """Restart kubelet, optionally with changed KubeletConfiguration fields (their field names:
-        `restart(topologyManagerPolicy="restricted")`); state comes back from the checkpoint."""
-        config = parse_kubelet_config(dict(overrides), "restart", base=self._node.config) if overrides else None
+        `restart(topologyManagerPolicy="restricted")`) laid over the configuration of the last start
+        that succeeded (a failed start's fields are not kept); state comes back from the checkpoint."""
+        base = self._node.started_config or self._node.config  # a failed start leaves nothing to build on
+        config = parse_kubelet_config(dict(overrides), "restart", base=base) if overrides else base
         self._started = True
         self._node.restart(config)
 
@@ -259,7 +297,9 @@ class Node:
             self._started = True
             self._node.start()
         if not self._node.running:
-            raise KubeletStartError(self._node.start_error or "the node is not running")
+            error = KubeletStartError(self._node.start_error or "the node is not running")
+            error.hint = self._node.start_hint
+            raise error
         return self._node
 
     # ----- pods -----
@@ -268,7 +308,7 @@ class Node:
         """Admit a pod as kubelet does (topology manager admission, then container creation)."""
         node = self._running()
         parsed = read_pod(pod)
-        outcome = node.admit(parsed, hint_provider(parsed, hints))
+        outcome = node.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope))
         placements = _placements(node, parsed) if outcome.admit else {}
         return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
@@ -277,7 +317,7 @@ class Node:
         node = self._running()
         parsed = read_pod(pod)
         trial = fork_in_memory(node)
-        outcome = trial.admit(parsed, hint_provider(parsed, hints))
+        outcome = trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope))
         placements = _placements(trial, parsed) if outcome.admit else {}
         return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
@@ -286,10 +326,12 @@ class Node:
         node = self._running()
         return {key: _copy_hint_map(value) for key, value in node.topology_hints(read_pod(pod)).items()}
 
-    def remove(self, pod: PodInput, container: Optional[str] = None) -> None:
-        """Remove every container of an admitted pod (by name, UID or manifest), or one container."""
+    def remove(self, pod: PodInput, container: Optional[str] = None, *, namespace: Optional[str] = None) -> None:
+        """Remove every container of an admitted pod (by name, UID or manifest), or one container;
+        `namespace` picks the pod of that name in that namespace (a pod refused at admission is
+        removed from the node's pods as kubelet deletes it)."""
         node = self._running()
-        found = _find_admitted(node, pod)
+        found = _find_admitted(node, pod, namespace)
         if container is not None and found.find_container(container) is None:
             raise NodeError(f"pod {found.name!r} has no container {container!r}")
         node.remove(found, container)
@@ -341,16 +383,17 @@ class Node:
 
     # ----- for the resource-manager backend (memorymanager.resmgr) -----
 
-    def adopt(self, pods: Sequence[PodInput]) -> None:
+    def adopt(self, pods: Union[PodInput, Sequence[PodInput]]) -> None:
         """Take pods a restarted kubelet is already running as active, without admitting them.
 
         After a restart the memory manager's state comes back from the checkpoint, but its
         stale-state cleanup (run before every hint or allocation) drops whatever belongs to no
         active pod. Adopting every running pod first, all at once, keeps their restored
         assignments; nothing is placed anew. A container that has no assignment keeps none
-        (a later `admit` of its pod places it).
+        (a later `admit` of its pod places it). `pods` is a list of pods, or a file or YAML text of
+        several (`read_pods`).
         """
-        self._running().assume_running([read_pod(item) for item in pods])
+        self._running().assume_running(read_pods(pods))
 
     def admit_on(self, pod: PodInput, numa_nodes: Mapping[str, Sequence[int]]) -> Admission:
         """Admit a pod whose containers' memory must go on given NUMA nodes (container -> ids).
@@ -378,14 +421,20 @@ class Node:
         return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
 
-def _find_admitted(node: SimulatedNode, pod: PodInput) -> Pod:
-    """An admitted pod named by UID or name (a one-line string that is not a file), or by its manifest."""
+def _find_admitted(node: SimulatedNode, pod: PodInput, namespace: Optional[str] = None) -> Pod:
+    """An admitted pod named by UID or name (a one-line string that is not a file), or by its manifest;
+    else a pod refused at admission and not removed since, by name (kubelet's pod manager still has it)."""
+    if namespace is not None and (not isinstance(namespace, str) or not namespace):
+        raise InputError("namespace", f"expected a namespace name, got {namespace!r}")
     if isinstance(pod, str) and "\n" not in pod and not _is_path(pod):
-        found = node.find_pod(pod)
-        label = pod
+        found = node.find_pod(pod, namespace)
+        name, label = pod, pod if namespace is None else f"{namespace}/{pod}"
     else:
         parsed = read_pod(pod)
-        found, label = node.find_pod(parsed.uid), parsed.name
+        found, name, label = node.find_pod(parsed.uid, parsed.namespace), parsed.name, parsed.name
+        namespace = parsed.namespace
+    if found is None:
+        found = node.get_pod_by_name(namespace or DEFAULT_NAMESPACE, name)
     if found is None:
         raise NodeError(f"no pod {label!r} was admitted on this node")
     return found

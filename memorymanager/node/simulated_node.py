@@ -9,7 +9,7 @@ asks for when it drops stale state.
 """
 from __future__ import annotations
 
-from kubeinputs.errors import Error
+from kubeinputs.errors import Error, InputError
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -23,7 +23,9 @@ from kubeinputs.kubelet_config import (EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESE
                                        node_allocatable_reservation, node_allocatable_terms,
                                        validate_kubelet_configuration)
 from kubeinputs.machine import MachineInfo
-from kubeinputs.pod import Pod
+from kubeinputs.pod import Pod, identity_conflict
+from kubeinputs.goformat import go_quote
+from memorymanager.policy import POLICY_NONE, POLICY_STATIC
 from memorymanager.reserved_memory import ReservedMemoryMismatchError
 from memorymanager.manager import new_manager as new_memory_manager
 
@@ -69,6 +71,16 @@ def reserved_memory_hint(error: Any, config: KubeletConfig, machine: MachineInfo
     return (f"hint: reservedMemory of type {name}, summed over the NUMA nodes, must equal the Node Allocatable "
             f"reservation: reservedMemory total {_with_bytes(error.reserved)} != {' + '.join(parts)} = "
             f"{_with_bytes(error.allocatable)}")
+
+
+def policy_name_hint(error: Any, config: KubeletConfig) -> Optional[str]:
+    """For kubelet's `unknown policy: "static"`: the memory manager policies it knows, spelled as it
+    spells them (the names are case-sensitive)."""
+    name = config.memory_manager_policy
+    if name in (POLICY_NONE, POLICY_STATIC) or f"unknown policy: {go_quote(name)}" not in str(error):
+        return None
+    return (f"hint: memoryManagerPolicy is {go_quote(name)}; kubelet's memory manager policies are "
+            f"{go_quote(POLICY_NONE)} and {go_quote(POLICY_STATIC)}, spelled exactly so")
 
 
 def _with_bytes(quantity: Any) -> str:
@@ -224,12 +236,14 @@ class SimulatedNode:
         self.memory_manager: Any = None
         self.start_error: Optional[str] = None
         self.start_hint: Optional[str] = None  # KubeletStartError.hint of the last failed start
+        self.started_config: Optional[KubeletConfig] = None  # the configuration of the last start that succeeded
         self._recorder: Optional[RecordingProvider] = None
         self._extra = _SwitchableProvider()
         self._extra_registered = False
         self._admitted: dict[str, Pod] = {}  # uid -> pod, admission order
         self._admitted_version = 0  # bumped on every change of _admitted (see active_pods_version)
         self._known: dict[str, Pod] = {}  # every pod ever admitted (for removal by name)
+        self._refused: dict[str, Pod] = {}  # uid -> pod refused at admission, not admitted or removed since
         self._containers: dict[str, tuple[str, str]] = {}  # container ID -> (pod uid, name)
         self._current: Optional[Pod] = None
 
@@ -256,10 +270,11 @@ class SimulatedNode:
                 self.memory_manager = None
                 raise KubeletStartError(str(exc)) from exc
         except KubeletStartError as exc:
-            exc.hint = reserved_memory_hint(exc, self.config, self.machine)
+            exc.hint = reserved_memory_hint(exc, self.config, self.machine) or policy_name_hint(exc, self.config)
             self.start_error, self.start_hint = str(exc), exc.hint
             raise
         self.start_error = self.start_hint = None
+        self.started_config = self.config
 
     def _start(self) -> None:
         """In kubelet's order: feature gates, configuration validation, topology manager,
@@ -332,6 +347,7 @@ class SimulatedNode:
         container map directly. Either way no memory is placed anew.
         """
         for pod in pods:
+            self.check_identity(pod)
             self._mark_admitted(pod)
             for container in pod.all_containers():
                 cid = container_id(pod, container.name)
@@ -351,13 +367,38 @@ class SimulatedNode:
             pods.append(self._current)
         return pods
 
-    def find_pod(self, ref: str) -> Optional[Pod]:
-        """An admitted pod by UID, else by name (the most recent one), else None."""
-        if ref in self._known:
-            return self._known[ref]
-        for pod in reversed(list(self._known.values())):
-            if pod.name == ref:
-                return pod
+    def find_pod(self, ref: str, namespace: Optional[str] = None) -> Optional[Pod]:
+        """An admitted pod by UID, else by name (an active one first, else the most recent), else None;
+        with `namespace`, only a pod of that namespace. A name alone that active pods of several
+        namespaces have is an error (InputError naming them): the namespace decides."""
+        known = self._known.get(ref)
+        if known is not None and namespace in (None, known.namespace):
+            return known
+        named = [pod for pod in reversed(list(self._known.values()))
+                 if pod.name == ref and namespace in (None, pod.namespace)]
+        active = [pod for pod in named if pod.uid in self._admitted]
+        namespaces = sorted({pod.namespace for pod in active})
+        if len(namespaces) > 1:
+            raise InputError("namespace", f"pods named {ref!r} were admitted in namespaces {', '.join(namespaces)}: "
+                                          "give the namespace of the one meant")
+        found = active or named  # an active pod first; a removed one (removing it again changes nothing)
+        return found[0] if found else None
+
+    def check_identity(self, pod: Pod) -> None:
+        """Raise InputError when `pod`'s UID is already an active pod's of another name or namespace
+        (kubelet keys every state by UID: two pods cannot share one)."""
+        known = self._admitted.get(pod.uid)
+        problem = identity_conflict(known, pod) if known is not None else None
+        if problem is not None:
+            raise InputError("metadata.uid", problem)
+
+    def get_pod_by_name(self, namespace: str, name: str) -> Optional[Pod]:
+        """kubelet's pod manager lookup (GetPodByName): an active pod, else a pod refused at admission
+        that has not been removed since (kubelet keeps a rejected pod, as Failed, until it is deleted)."""
+        for pods in (self._admitted, self._refused):
+            for pod in reversed(list(pods.values())):
+                if pod.name == name and pod.namespace == namespace:
+                    return pod
         return None
 
     def admit(self, pod: Pod, extra: Optional[Any] = None) -> AdmitOutcome:
@@ -367,6 +408,7 @@ class SimulatedNode:
         manager. The pod is active during the admission; it stays active only if admitted.
         """
         self.require_running()
+        self.check_identity(pod)
         self._recorder.recorded = {}
         if extra is not None and not self._extra_registered:
             self.topology_manager.add_hint_provider(self._extra)
@@ -388,6 +430,7 @@ class SimulatedNode:
         self._admitted[pod.uid] = pod
         self._known.pop(pod.uid, None)
         self._known[pod.uid] = pod
+        self._refused.pop(pod.uid, None)
 
     def _admit(self, pod: Pod):
         """The admission proper (the checkpoint is written once, when it ends)."""
@@ -402,11 +445,14 @@ class SimulatedNode:
         else:
             self._admitted.pop(pod.uid, None)
             self._admitted_version += 1
+            self._refused.pop(pod.uid, None)
+            self._refused[pod.uid] = pod
         return result
 
     def topology_hints(self, pod: Pod) -> dict[str, ProviderHints]:
         """The memory manager's hints only: per container (init then app), or `{"pod": ...}` in pod scope."""
         self.require_running()
+        self.check_identity(pod)
         self._current = pod
         try:
             if self.config.topology_manager_scope == POD_SCOPE:
@@ -423,6 +469,7 @@ class SimulatedNode:
         else:
             names = [c.name for c in pod.all_containers()]
             self._admitted.pop(pod.uid, None)
+            self._refused.pop(pod.uid, None)
             self._admitted_version += 1
         self.remove_container_ids([container_id(pod, name) for name in names])
 

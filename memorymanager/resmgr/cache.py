@@ -21,6 +21,7 @@ from kubeinputs.qos import get_pod_qos
 
 from memorymanager.node.api import read_pod
 from memorymanager.resmgr.durable import read_json, write_json
+from state.checkpoint_manager import FileOps
 from memorymanager.resmgr.types import PolicyError
 
 CACHE_FILE = "cache"
@@ -122,8 +123,9 @@ class ContainerCache:
     `cache` file restores its containers.
     """
 
-    def __init__(self, directory: Optional[str] = None) -> None:
+    def __init__(self, directory: Optional[str] = None, *, ops: Optional[FileOps] = None) -> None:
         self.directory = directory
+        self.ops = ops  # the file system calls of its writes (None: the durable default)
         self._containers: dict[str, Container] = {}
         if directory is not None:
             self._load()
@@ -152,7 +154,7 @@ class ContainerCache:
         """Write the cache file (nothing for a cache in memory)."""
         if self.path is not None:
             write_json(self.path, {"version": CACHE_VERSION,
-                                   "containers": [c.to_json() for c in self._containers.values()]})
+                                   "containers": [c.to_json() for c in self._containers.values()]}, self.ops)
 
     def insert(self, container: Container) -> Container:
         """Add or replace a container; saved."""

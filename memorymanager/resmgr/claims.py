@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from memorymanager.resmgr.durable import read_json, write_json
+from state.checkpoint_manager import FileOps
 from memorymanager.resmgr.types import ContainerEdits, PolicyError
 
 CLAIMS_FILE = "claims.json"
@@ -76,8 +77,9 @@ class ClaimRecord:
 class ClaimStore:
     """Claim records by UID, saved to `<directory>/claims.json` (in memory when no directory)."""
 
-    def __init__(self, directory: Optional[str]) -> None:
+    def __init__(self, directory: Optional[str], *, ops: Optional[FileOps] = None) -> None:
         self.directory = directory
+        self.ops = ops  # the file system calls of its writes (None: the durable default)
         self._records: dict[str, ClaimRecord] = {}
 
     @property
@@ -103,7 +105,8 @@ class ClaimStore:
         """Write every record durably."""
         if self.path is not None:
             write_json(self.path, {"version": CLAIMS_VERSION,
-                                   "claims": {uid: r.to_json() for uid, r in sorted(self._records.items())}})
+                                   "claims": {uid: r.to_json() for uid, r in sorted(self._records.items())}},
+                       self.ops)
 
     def get(self, uid: str) -> Optional[ClaimRecord]:
         """The record of a claim, or None."""

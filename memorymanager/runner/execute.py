@@ -15,7 +15,7 @@ from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, 
 from topologymanager.hint import TopologyHint
 from topologymanager.manager import MERGE_FUNCTIONS
 from topologymanager.reference_merge import ReferenceRefusal
-from kubeinputs.pod import Pod
+from kubeinputs.pod import Pod, default_pod_uid
 from state import CHECKPOINT_FILE_NAME
 from state.checkpoint_manager import NoSyncFileOps
 from memorymanager.runner.discover import collect_scenario_files
@@ -130,10 +130,11 @@ class ScenarioRun:
             self.context_pod = step.pod
             actual["hints"] = hint_maps_to_obj(node.topology_hints(step.pod))
         elif step.op == "remove":
-            pod = node.find_pod(step.pod_ref)
+            pod = node.find_pod(step.pod_ref, step.namespace)
             if pod is None:
                 # Never admitted here: kubelet's RemoveContainer of an unknown container ID does nothing.
-                node.remove_container_ids([f"{step.pod_ref}/{step.container}"] if step.container else [])
+                ref = step.pod_ref if step.namespace is None else default_pod_uid(step.pod_ref, step.namespace)
+                node.remove_container_ids([f"{ref}/{step.container}"] if step.container else [])
             else:
                 self.context_pod = pod
                 node.remove(pod, step.container)

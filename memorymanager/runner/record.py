@@ -14,9 +14,10 @@ the ones the step already expected plus the operation's main results:
 `error` is written when the step failed and removed when it did not (an `error: null`
 stays when the step still did not fail). A key the step
 could not report (the node was not running) keeps its old value. The output is
-`<name>.recorded.yaml` next to the scenario, or the scenario itself with `--in-place`
+`<name>.recorded.yaml` next to the scenario (a recorded copy is recorded onto itself), or the scenario
+itself with `--in-place`
 (a `.json` scenario stays JSON). YAML comments are lost, except the comment block at the
-very top of the file, which is carried over.
+very top of the file, which is carried over; the description stays a folded block (`>`).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from typing import Any
 
 from memorymanager.runner.results import ScenarioResult
 from memorymanager.runner.scenario import Scenario
-from kubeinputs.reader import dump_yaml
+from kubeinputs.reader import FoldedText, dump_yaml
 
 KEY_ORDER = (
     "error", "admitted", "reason", "message", "affinity", "hints", "memory", "numaNodes",
@@ -64,8 +65,11 @@ def recorded_expect(op: str, old: dict[str, Any], actual: dict[str, Any]) -> dic
 
 
 def record_document(scenario: Scenario, result: ScenarioResult) -> dict:
-    """The scenario document with every step's `expect` replaced by the recorded one."""
+    """The scenario document with every step's `expect` replaced by the recorded one (a description
+    is written back as the folded block scenarios write it in, `description: >`)."""
     doc = scenario.document
+    if isinstance(doc.get("description"), str) and " " in doc["description"].strip():
+        doc["description"] = FoldedText(doc["description"])
     for step_doc, step in zip(doc["steps"], result.steps):
         expect = recorded_expect(step.op, dict(step_doc.get("expect") or {}), step.actual)
         if expect:
@@ -76,10 +80,13 @@ def record_document(scenario: Scenario, result: ScenarioResult) -> dict:
 
 
 def recorded_path(path: str, in_place: bool) -> str:
-    """Where `--record` writes: the file itself, or `<name>.recorded.yaml` beside it."""
+    """Where `--record` writes: the file itself, or `<name>.recorded.yaml` beside it (a recorded copy
+    is recorded onto itself, never into `<name>.recorded.recorded.yaml`)."""
     if in_place:
         return path
     base, _ = os.path.splitext(path)
+    if base.endswith(".recorded"):
+        return base + ".yaml"
     return base + ".recorded.yaml"
 
 

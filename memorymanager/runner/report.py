@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any, Optional, TextIO
 
-from kubeinputs.quantity import BINARY_SI, Quantity
+from kubeinputs.pod import pod_label
+from kubeinputs.quantity import size_text
 from memorymanager.runner.expect import MISSING
 from memorymanager.runner.results import FAILED, INVALID, SKIPPED, RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import Scenario, Step
@@ -25,18 +26,14 @@ def render_value(value: Any) -> str:
     return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
 
 
-def size_text(size: int) -> str:
-    """A byte count as a Kubernetes quantity (`1Gi`, `1536Mi`, `100`): exact and short."""
-    return str(Quantity.from_int(size, BINARY_SI))
-
-
 def _step_title(step: StepResult, spec: Optional[Step]) -> str:
     """`steps[1] admit web`: the step's index, operation and the pod it is about."""
     title = f"steps[{step.index}] {step.op}"
     if spec is not None and spec.pod is not None:
-        title += f" {spec.pod.name}"
+        title += f" {pod_label(spec.pod)}"
     elif spec is not None and spec.pod_ref is not None:
-        title += f" {spec.pod_ref}" + (f" container {spec.container}" if spec.container else "")
+        ref = spec.pod_ref if spec.namespace is None else f"{spec.namespace}/{spec.pod_ref}"
+        title += f" {ref}" + (f" container {spec.container}" if spec.container else "")
     return title
 
 

@@ -34,6 +34,9 @@ class HintSpec:
     preferred: bool
 
 
+# The shape of `providers` in each scope (docs/scenario-format.md).
+PROVIDER_SHAPES = {"containers": "{CONTAINER: {RESOURCE: [HINT, ...]}}", "pod": "{RESOURCE: [HINT, ...]}"}
+
 # resource -> hints (None = "no preference" nil list); the whole map None = nil map.
 ProviderHintsSpec = Optional[dict[str, Optional[list[HintSpec]]]]
 
@@ -56,6 +59,7 @@ class Step:
     expect: dict[str, Any]
     pod: Optional[Pod] = None  # admit, hints
     pod_ref: Optional[str] = None  # remove: UID or name
+    namespace: Optional[str] = None  # remove: the pod's namespace (None: by UID, else the one pod of that name)
     container: Optional[str] = None  # remove: one container
     kubelet: Optional[KubeletConfig] = None  # restart: the configuration after the override
     providers: Optional[InjectedHints] = None  # admit
@@ -182,9 +186,11 @@ def _parse_step(raw: Any, i: int, base_dir: str, config: KubeletConfig) -> Step:
     if op in ("admit", "hints"):
         step.pod = _parse_pod(body, body_where, base_dir)
     elif op == "remove":
-        body = expect_map(body, body_where, "a map {pod, container}", null_is_empty=False)
+        body = expect_map(body, body_where, "a map {pod, namespace, container}", null_is_empty=False)
         check_keys(body, body_where, REMOVE_KEYS, required=("pod",))
         step.pod_ref = expect_str(body["pod"], join_path(body_where, "pod"))
+        if body.get("namespace") is not None:
+            step.namespace = expect_str(body["namespace"], join_path(body_where, "namespace"))
         if body.get("container") is not None:
             step.container = expect_str(body["container"], join_path(body_where, "container"))
     elif op == "restart":
@@ -198,14 +204,21 @@ def _parse_step(raw: Any, i: int, base_dir: str, config: KubeletConfig) -> Step:
         body = {} if body is None else expect_map(body, body_where, null_is_empty=False)
         check_keys(body, body_where, ())
     if "providers" in raw:
-        step.providers = _parse_providers(raw["providers"], join_path(where, "providers"), step.pod)
+        step.providers = _parse_providers(raw["providers"], join_path(where, "providers"), step.pod,
+                                          config.topology_manager_scope)
     return step
 
 
-def _parse_providers(value: Any, where: str, pod: Pod) -> InjectedHints:
-    """`providers: {containers: {NAME: HINTS}, pod: HINTS}`; container names must be the pod's."""
+def _parse_providers(value: Any, where: str, pod: Pod, scope: str) -> InjectedHints:
+    """`providers: {containers: {NAME: HINTS}, pod: HINTS}`; container names must be the pod's, and
+    only the shape of the node's topologyManagerScope (as of this step) is taken."""
     value = expect_map(value, where, null_is_empty=False)
     check_keys(value, where, PROVIDERS_KEYS)
+    other = {"container": "pod", "pod": "containers"}.get(scope)
+    if other is not None and other in value:
+        own = "pod" if scope == "pod" else "containers"
+        raise InputError(join_path(where, other), f"the node's topologyManagerScope is {scope!r}: its hints are "
+                                                  f"written under {own!r} ({PROVIDER_SHAPES[own]}), not {other!r}")
     injected = InjectedHints()
     if value.get("containers") is not None:
         cwhere = join_path(where, "containers")

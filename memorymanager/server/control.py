@@ -23,7 +23,7 @@ from memorymanager.explain.text import explanation_lines
 from memorymanager.node.api import Admission, hint_provider, read_pod
 from memorymanager.policy import MemoryManagerError
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
-from memorymanager.server.host import NodeHost, parse_overrides
+from memorymanager.server.host import NodeHost, not_running_message, parse_overrides
 from memorymanager.server.protos.control import control_pb2 as pb
 from memorymanager.server.protos.control import control_pb2_grpc as pb_grpc
 from topologymanager.errors import BoundedWorkError
@@ -91,7 +91,7 @@ def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
         except MemoryManagerError as exc:  # e.g. a request kubelet would crash on: an answer, not a bug
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         except KubeletStartError as exc:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}")
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, not_running_message(exc))
         except NodeError as exc:
             code = grpc.StatusCode.FAILED_PRECONDITION if "not running" in str(exc) else grpc.StatusCode.NOT_FOUND
             context.abort(code, str(exc))
@@ -121,10 +121,10 @@ class NodeControl(pb_grpc.NodeControlServicer):
 
     @_guard
     def Remove(self, request: pb.RemoveRequest, context: grpc.ServicerContext) -> pb.RemoveResponse:
-        """Remove a pod (name or UID) or one container."""
+        """Remove a pod (name and namespace, or UID) or one container."""
         if not request.pod.strip() or "\n" in request.pod:
             raise InputError("pod", "expected the name or UID of an admitted pod")
-        self.host.remove(request.pod, request.container or None)
+        self.host.remove(request.pod, request.container or None, namespace=request.namespace or None)
         return pb.RemoveResponse()
 
     @_guard
@@ -195,7 +195,8 @@ class NodeControl(pb_grpc.NodeControlServicer):
             node = self.host.node
             node.pods()  # starts the node on first use, as every other call does
             pod = read_pod(_pod(request.pod))
-            return explain_pod(node.simulated_node, pod, hint_provider(pod, _hints(request.hints)))
+            extra = hint_provider(pod, _hints(request.hints), node.kubelet.topology_manager_scope)
+            return explain_pod(node.simulated_node, pod, extra)
 
         explanation = self.host.locked(explain)
         if form == "json":

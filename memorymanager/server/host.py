@@ -18,6 +18,7 @@ from kubeinputs.features import FeatureGates
 from kubeinputs.pod import Pod
 from kubeinputs.reader import load_file, load_text
 from memorymanager.node.api import Admission, HintsInput, Node, PodInput, read_pod
+from memorymanager.node.simulated_node import KubeletStartError
 from state.checkpoint_manager import FileOps, write_file
 from memorymanager.server.metrics import KubeletMetrics, exposition
 from state.types import Block
@@ -127,10 +128,10 @@ class NodeHost:
         with self.lock:
             return self.node.would_admit(pod, hints)
 
-    def remove(self, pod: str, container: Optional[str] = None) -> None:
+    def remove(self, pod: str, container: Optional[str] = None, *, namespace: Optional[str] = None) -> None:
         with self.lock:
             self.generation += 1
-            self.node.remove(pod, container)
+            self.node.remove(pod, container, namespace=namespace)
             if container is None:
                 self._record_pods()
 
@@ -155,24 +156,26 @@ class NodeHost:
         """The active pods with their listed containers' blocks (one consistent snapshot);
         `app_only` lists app containers alone (the v1alpha1 order)."""
         with self.lock:
-            gates = FeatureGates.from_config(self.node.kubelet.feature_gates)
-            sidecars = gates.enabled("SidecarContainers") and not app_only
-            views = []
-            for pod in self.node.active_pods():
-                containers = tuple(
-                    ContainerView(c.name, tuple(self.node.memory_blocks(pod.uid, c.name)))
-                    for c in listed_containers(pod, sidecars)
-                )
-                views.append(PodView(pod.name, pod.namespace, pod.uid, containers,
-                                     tuple(self.node.pod_memory_blocks(pod.uid))))
-            return views
+            sidecars = self._sidecars() and not app_only
+            return [self._view(pod, sidecars) for pod in self.node.active_pods()]
+
+    def _sidecars(self) -> bool:
+        """Whether restartable init containers are listed (the SidecarContainers gate)."""
+        return FeatureGates.from_config(self.node.kubelet.feature_gates).enabled("SidecarContainers")
+
+    def _view(self, pod: Pod, sidecars: bool) -> PodView:
+        """One pod with its listed containers' blocks."""
+        containers = tuple(ContainerView(c.name, tuple(self.node.memory_blocks(pod.uid, c.name)))
+                           for c in listed_containers(pod, sidecars))
+        return PodView(pod.name, pod.namespace, pod.uid, containers, tuple(self.node.pod_memory_blocks(pod.uid)))
 
     def find_view(self, name: str, namespace: str) -> Optional[PodView]:
-        """An active pod by name and namespace (kubelet's GetPodByName), else None."""
-        for view in self.pod_views():
-            if view.name == name and view.namespace == namespace:
-                return view
-        return None
+        """A pod by namespace and name as kubelet's pod manager holds it (GetPodByName): an active
+        pod, or one refused at admission and not removed since; else None."""
+        with self.lock:
+            self.node.pods()  # starts the node on first use; raises KubeletStartError when it cannot run
+            pod = self.node.simulated_node.get_pod_by_name(namespace, name)
+            return None if pod is None else self._view(pod, self._sidecars())
 
     def allocatable_blocks(self) -> list[Block]:
         with self.lock:
@@ -182,6 +185,12 @@ class NodeHost:
         """The `/metrics` page."""
         with self.lock:
             return exposition(self.metrics, self.node.simulated_node)
+
+
+def not_running_message(error: KubeletStartError) -> str:
+    """What a client of a kubelet that failed to start is told: kubelet's start error, and the
+    project's hint about it (if any) on a line of its own."""
+    return f"kubelet is not running: {error}" + (f"\n{error.hint}" if error.hint else "")
 
 
 def parse_overrides(text: str, where: str) -> dict[str, object]:

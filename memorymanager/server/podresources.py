@@ -9,7 +9,12 @@ simulated node, with kubelet v1.37's semantics:
   start (one block per NUMA node and memory type with something allocatable).
 - `Get` is behind the `KubeletPodResourcesGet` gate (beta, on by default since 1.34); kubelet
   answers a plain Go error, which gRPC sends with code UNKNOWN: `PodResources API Get method
-  disabled`, or `pod NAME in namespace NS not found`.
+  disabled`, or `pod NAME in namespace NS not found`. It reads the pod manager (GetPodByName),
+  not the active pods: a pod refused at admission is still there (as a Failed pod, until it is
+  deleted), so `Get` answers it, with whatever memory the manager holds for it (none), while
+  `List` leaves it out.
+- A kubelet that failed to start (a `Restart` with a bad configuration) serves nothing: every
+  method answers UNAVAILABLE `kubelet is not running: <the start error>`.
 - A token bucket (100 calls/s, burst 10, kubelet's defaults) guards the PodResources methods;
   a call over the limit gets RESOURCE_EXHAUSTED `rejected by rate limit`.
 - Each call the limit lets through is reported to the servicer's observer (kubelet's
@@ -29,8 +34,9 @@ from typing import Any, Callable, Iterable, Optional, Protocol
 import grpc
 
 from kubeinputs.errors import InputError, expect_map, index_path, join_path
+from memorymanager.node.simulated_node import KubeletStartError
 from memorymanager.server import DEFAULT_SOCKET  # noqa: F401 (re-exported)
-from memorymanager.server.host import NodeHost, PodView
+from memorymanager.server.host import NodeHost, PodView, not_running_message
 from memorymanager.server.protos.v1 import api_pb2 as v1
 from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
 from memorymanager.server.protos.v1alpha1 import api_pb2 as v1alpha1
@@ -231,6 +237,8 @@ def _rate_limited(method: Callable[..., Any]) -> Callable[..., Any]:
             return method(self, request, context)
         except Status as status:
             failure = (status.code, status.message)
+        except KubeletStartError as exc:  # a kubelet that failed to start serves nothing
+            failure = (grpc.StatusCode.UNAVAILABLE, not_running_message(exc))
         except Exception as exc:  # never a dead server
             failure = (grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
         if observer is not None:

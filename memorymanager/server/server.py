@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 from concurrent import futures
-from typing import Optional
+from typing import Optional, Union
 
 import grpc
 from grpc_reflection.v1alpha import reflection
@@ -77,14 +77,15 @@ class NodeServer:
         socket_path: str,
         *,
         providers: Optional[ProviderData] = None,
-        rate_limit: bool = True,
+        rate_limit: Union[bool, TokenBucket] = True,
         metrics_address: Optional[tuple[str, int]] = None,
         workers: int = WORKERS,
         max_receive_message_bytes: int = MAX_RECEIVE_MESSAGE_BYTES,
     ) -> None:
         self.host = host
         self.socket_path = prepare_socket_path(socket_path)
-        limiter = TokenBucket() if rate_limit else None  # one bucket for the whole PodResources server
+        # one bucket for the whole PodResources server (a given one: its own rate and clock)
+        limiter = rate_limit if isinstance(rate_limit, TokenBucket) else TokenBucket() if rate_limit else None
         self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpc"),
                                 options=[("grpc.max_receive_message_length", max_receive_message_bytes)])
         v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(host, providers, limiter, host.metrics),

@@ -8,8 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memorymanager.cli.checkpoint_cmd import human_size, inspect, verify
+from kubeinputs.quantity import size_text
+from memorymanager.cli.checkpoint_cmd import inspect, verify
+from memorymanager.explain.units import fmt_bytes
 from state.checkpoint_writer import encode_checkpoint
+from tests.helpers.paths import FIXTURES
 from state.types import Block, MemoryTable, NUMANodeState, PodEntry
 
 GI = 1 << 30
@@ -35,9 +38,11 @@ def write(tmp_path, blob: bytes, name: str = "memory_manager_state") -> str:
     return str(path)
 
 
-def test_human_size() -> None:
-    assert [human_size(n) for n in (0, 512, 1024, 1536, GI, 3 * GI // 2, 104857600)] == [
-        "0", "512", "1Ki", "1.50Ki", "1Gi", "1.50Gi", "100Mi"]
+def test_sizes_in_one_style_with_explain() -> None:
+    """checkpoint inspect, explain and run -v print a size the same way: exact, in the largest binary unit."""
+    sizes = (0, 512, 1024, 1536, GI, 3 * GI // 2, 104857600, 4190109696)
+    assert [size_text(n) for n in sizes] == ["0", "512", "1Ki", "1536", "1Gi", "1536Mi", "100Mi", "3996Mi"]
+    assert [fmt_bytes(n) for n in sizes] == [size_text(n) for n in sizes]
 
 
 def test_inspect_table(tmp_path) -> None:
@@ -52,6 +57,19 @@ def test_inspect_table(tmp_path) -> None:
     assert "7Gi (7516192768)" in text and "hugepages-2Mi" in text
     assert "NUMA groups: [0,1] [2]" in text
     assert "pod pod-uid" in text and "app: memory 5Gi (5368709120) on [0,1]" in text
+
+
+def test_inspect_and_explain_print_a_node_state_alike(tmp_path) -> None:
+    """The tutorial's node after its two pods: explain says 3996Mi allocatable on node 0, and so does inspect."""
+    import memorymanager.cli.app as cli
+
+    tutorial = str(FIXTURES / "scenarios" / "tutorial" / "001-single-node-fit.yaml")
+    assert cli.main(["run", tutorial, "--state-dir", str(tmp_path)], out=io.StringIO(), err=io.StringIO()) == 0
+    code, text = run(inspect, str(tmp_path / "memory_manager_state"), False)
+    explained = io.StringIO()
+    assert cli.main(["explain", tutorial, "--step", "1"], out=explained, err=io.StringIO()) == 0
+    assert "3996Mi (4190109696)" in text and "1948Mi (2042626048)" in text and "3.90Gi" not in text
+    assert "1948Mi / 3996Mi" in explained.getvalue()
 
 
 def test_inspect_json_matches_the_checkpoint_shape(tmp_path) -> None:
@@ -97,10 +115,13 @@ def test_v3_with_bad_data_checksum(tmp_path) -> None:
 def test_inspect_undecodable_and_missing(tmp_path) -> None:
     code, text = run(inspect, write(tmp_path, b'{"policyName":'), False)
     assert code == 1 and "unexpected end of JSON input" in text
-    code, text = run(inspect, str(tmp_path / "nothing"), False)
-    assert code == 1 and "no such file" in text
-    code, text = run(inspect, str(tmp_path), True)
-    assert code == 1 and "is a directory" in json.loads(text)["error"]
+    from memorymanager.cli.app import main
+
+    for path, words in ((tmp_path / "nothing", "no such file"), (tmp_path, "is a directory")):
+        for extra in ([], ["--json"]):  # a path that cannot be read is the command's error, as everywhere
+            out, err = io.StringIO(), io.StringIO()
+            assert main(["checkpoint", "inspect", str(path), *extra], out=out, err=err) == 2
+            assert out.getvalue() == "" and err.getvalue().startswith(f"memorymanager: error: {path}: {words}")
 
 
 def test_verify(tmp_path) -> None:

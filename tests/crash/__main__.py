@@ -1,19 +1,21 @@
-"""`python -m tests.crash --kills N [--target checkpoint|claims|cache]`: the long crash run."""
+"""`python -m tests.crash --kills N [--target checkpoint|claims|cache] [--writes W]`: the long crash run,
+N kill points drawn (seeded) among the write boundaries of the first W writes."""
 import argparse
 import sys
 
-from tests.crash.kill import TARGETS, run
+from tests.crash.kill import TARGETS, kill_points, run
 
 parser = argparse.ArgumentParser(prog="python -m tests.crash", description=__doc__)
 parser.add_argument("--kills", type=int, default=1000, help="kills per target (default 1,000)")
+parser.add_argument("--writes", type=int, default=150, help="kill points lie in the first W writes (default 150)")
 parser.add_argument("--target", action="append", choices=sorted(TARGETS))
 parser.add_argument("--seed", type=int, default=12)
 args = parser.parse_args()
 bad = 0
-print("| target | kills | survived | cut mid-write | writes finished | failures |")
+print("| target | kills | survived | cut before the rename | writes finished | failures |")
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
 for name in args.target or list(TARGETS):
-    r = run(name, args.kills, seed=args.seed)
+    r = run(name, kill_points(args.writes, args.kills, args.seed))
     bad += len(r.failures)
     print(f"| {name} | {r.kills:,} | {r.survived:,} | {r.mid_write:,} | {r.writes:,} | {r.kills - r.survived:,} |",
           flush=True)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import time
 from html.parser import HTMLParser
 
 from kubeinputs.synthetic_machine import synthetic_machine
@@ -105,16 +104,13 @@ def churn_scenario(steps: int) -> Scenario:
 
 def test_two_hundred_steps_on_eight_nodes_stay_small() -> None:
     scenario = churn_scenario(200)
-    start = time.perf_counter()
     view = walk_scenario(scenario)
     page = render_report([view])
-    elapsed = time.perf_counter() - start
     size = len(page.encode())
     parser = collect(page)
     assert len(parser.steps) == 200
     assert all(len(nodes) == 8 for nodes in parser.steps.values())
     assert size < 2_000_000, size
-    assert elapsed < 30, elapsed
     assert page.count("<details") == 200 and page.count(" open>") <= 3
 
 

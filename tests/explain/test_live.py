@@ -99,3 +99,18 @@ def test_fake_node_html_draws_the_node_after_admission(tmp_path: Path) -> None:
     assert int(bars["memory"]["data-reserved"]) == 4 << 30  # the explained pod, admitted on node 1
     assert int(bars["hugepages-2Mi"]["data-reserved"]) == 256 * MI
     assert parser.pod_rects == 3  # db on node 0, cache's memory and hugepages on node 1
+
+
+def test_hints_in_the_other_scopes_shape_are_refused_not_ignored(tmp_path: Path) -> None:
+    """The fake node is container scope: pod-scope hints would change nothing (kubelet never asks
+    for them), so explain refuses them, naming the shape it expects, instead of saying "admitted"."""
+    pod_shaped = tmp_path / "pod-hints.yaml"
+    pod_shaped.write_text("cpu:\n- {numaAffinity: [0], preferred: true}\n")
+    code, out, err = run("explain", "--node", str(FAKE), POD, "--hints", str(pod_shaped))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"memorymanager: error: {pod_shaped}: hints.cpu: the node's topologyManagerScope is "
+                          "'container': expected hints shaped {CONTAINER: {RESOURCE: [HINT, ...]}}")
+    list_shaped = tmp_path / "list-hints.yaml"
+    list_shaped.write_text("redis:\n- {numaAffinity: [0], preferred: true}\n")
+    code, _, err = run("explain", "--node", str(FAKE), POD, "--hints", str(list_shaped))
+    assert code == 2 and "hints.redis: " in err and "a list where a map of resource to hints belongs" in err

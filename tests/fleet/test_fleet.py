@@ -300,3 +300,21 @@ def test_templates_overrides_and_delete_forms(tmp_path):
     assert [(e.op, e.key) for e in events] == [("add", "default/b"), ("add", "ns/a"), ("delete", "ns/a"), ("delete", "default/b")]
     assert events[0].pod.containers[0].resources.requests["memory"].value == 2 << 30
     assert events[1].pod.uid == "ns/a"
+    assert events[0].pod.uid == "b"  # the one identity rule: the name in namespace default
+
+
+def test_pods_of_one_name_in_two_namespaces_are_two_pods_on_a_fleet_node():
+    from memorymanager.fleet.fleetnode import FleetNode, pod_requests
+    from memorymanager.fleet.trace import parse_trace
+
+    spec = load_fleet(SWEEP)
+    group = spec.groups[0]
+    node = FleetNode.build("duo-0", "duo", read_machine(dict(group.machine)), read_kubelet(dict(group.kubelet)))
+    lines = [json.dumps({"time": 0, "add": dict(guaranteed("db", "1", "3Gi"), metadata={"name": "db", "namespace": ns})})
+             for ns in ("prod", "staging")]
+    events = parse_trace(lines, "t.jsonl", {}, [])
+    for event in events:
+        assert node.admit(event.key, event.pod, pod_requests(event.pod)).admitted
+    assert [(p.namespace, p.uid) for p in node.node.active_pods()] == [("prod", "prod/db"), ("staging", "staging/db")]
+    assert node.delete("staging/db")
+    assert [p.uid for p in node.node.active_pods()] == ["prod/db"]

@@ -2,9 +2,9 @@
 
 Outcome classes (the property of every reader): `ok` (a result), `error` (a clean refusal: one of
 the project's error types, with a message), and the failures `exception` (any other Python
-exception), `hang` (past the time budget) and `wrongly accepted` (a result for an input the
+exception), `hang` (past the CPU-time budget) and `wrongly accepted` (a result for an input the
 generator built to be refused). A reader is a function of the generated value; the budget is
-enforced with SIGALRM (main thread only), so a hang ends as a failure instead of a stuck run.
+enforced with SIGPROF (main thread only), so a hang ends as a failure instead of a stuck run.
 """
 from __future__ import annotations
 
@@ -43,17 +43,18 @@ class Refuse(Exception):
 
 @contextmanager
 def budget(seconds: float = BUDGET_SECONDS) -> Iterator[None]:
-    """Raise Hang in the main thread after `seconds`."""
+    """Raise Hang in the main thread after `seconds` of this process's CPU time (ITIMER_PROF): a
+    loop that never ends uses CPU, while other work on a busy machine does not count against it."""
     def expire(signum: int, frame: Any) -> None:
-        raise Hang(f"over {seconds} s")
+        raise Hang(f"over {seconds} CPU seconds")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def classify(reader: Callable[[], Any], *, must_refuse: bool = False, seconds: float = BUDGET_SECONDS) -> tuple[str, str]:

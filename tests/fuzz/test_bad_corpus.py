@@ -1,14 +1,14 @@
-"""Every input of fixtures/bad (and the generated large ones) gives its clean outcome, in time."""
+"""Every input of fixtures/bad (and the generated large ones) gives its clean outcome, never a hang."""
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
 from tests.fuzz.corpus import (BAD, admit_steps, argv_of, load_cases, pod_with_containers, run_cli,
                                whitespace_checkpoint, write_json)
 from tests.fuzz.harness import budget
+from tests.helpers.budget import scale
 
 CASES = load_cases()
 
@@ -37,27 +37,21 @@ def test_50_mb_of_blanks_then_an_object(tmp_path):
     path = whitespace_checkpoint(str(tmp_path / "memory_manager_state"))
     with budget(20):
         code, output = run_cli(["checkpoint", "inspect", path])
-    assert code == 1 and "the max_checkpoint_bytes limit" in output
-    start = time.monotonic()
+    assert code == 2 and output.startswith("memorymanager: error: ") and "the max_checkpoint_bytes limit" in output
     with budget(20):
         code, output = run_cli(["checkpoint", "inspect", "--limit", "max-checkpoint-bytes=67108864", path])
     assert code == 0 and "format:      v1" in output, output
-    assert time.monotonic() - start < 10
 
 
-def test_a_pod_of_10000_containers(tmp_path):
-    path = write_json(str(tmp_path / "big.json"), pod_with_containers(10_000))
-    start = time.monotonic()
-    with budget(60):
+def test_a_pod_of_thousands_of_containers(tmp_path):  # 2,000; 10,000 in the long run
+    path = write_json(str(tmp_path / "big.json"), pod_with_containers(scale(2_000, 10_000)))
+    with budget(60):  # a hang guard in CPU seconds; the speed is benchmarks/scale.py's (B11)
         code, output = run_cli(["run", path])
     assert code == 0, output[-2000:]
-    assert time.monotonic() - start < 30  # ~1.5 s alone; was 55 s
 
 
-def test_1000_admit_steps(tmp_path):
-    path = write_json(str(tmp_path / "steps.json"), admit_steps(1000))
-    start = time.monotonic()
-    with budget(60):
+def test_hundreds_of_admit_steps(tmp_path):  # 300; 1,000 in the long run
+    path = write_json(str(tmp_path / "steps.json"), admit_steps(scale(300, 1000)))
+    with budget(60):  # a hang guard in CPU seconds; the speed is benchmarks/scale.py's (B11)
         code, output = run_cli(["run", path])
     assert code == 0, output[-2000:]
-    assert time.monotonic() - start < 30  # ~3.5 s alone; was 12 s

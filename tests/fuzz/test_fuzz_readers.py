@@ -1,4 +1,4 @@
-"""The fuzz property of every reader, with the CI budget (the long run: python -m tests.fuzz)."""
+"""The fuzz property of every reader, with the default run's budget (the long run: python -m tests.fuzz)."""
 from __future__ import annotations
 
 import pytest
@@ -6,9 +6,12 @@ import pytest
 from tests.fuzz.harness import FAILURES
 from tests.fuzz.readers import readers
 from tests.fuzz.run import fuzz_reader
+from tests.helpers.budget import examples
 
-CI_EXAMPLES = {"scenario": 150, "grpc": 150}
-DEFAULT_EXAMPLES = 250
+# inputs per reader: the default run's, then the long run's (MEMORYMANAGER_LONG=1); the longest runs:
+# python -m tests.fuzz --examples N
+CI_EXAMPLES = {"scenario": examples(60, 150), "grpc": examples(60, 150)}
+DEFAULT_EXAMPLES = examples(100, 250)
 
 
 @pytest.mark.parametrize("name", list(readers()))

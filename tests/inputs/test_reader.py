@@ -112,7 +112,12 @@ def test_yaml_recursive_alias_terminates():
     "text, where, reason",
     [
         ("a: [1,\n", "(document)", "not valid YAML: line 2, column 1: did not find expected node content"),
-        ("a: 1\n---\nb: 2\n", "(document)", "not valid YAML: line 2, column 1: but found another document"),
+        ("a: 1\n---\nb: 2\n", "(document)", "2 YAML documents (separated by ---) where one is expected"),
+        ("a: 1\n---\nb: 2\n---\nc: [\n", "(document)", "3 YAML documents (separated by ---) where one is expected"),
+        ("a:\n\tb: 1\n", "(document)", "not valid YAML: line 2, column 1: found character that cannot start any "
+                                          "token (a tab in the indentation: YAML indents with spaces, never tabs)"),
+        ("a:\n  b:\n  \t c: 1\n", "(document)", "not valid YAML: line 3, column 3: found character that cannot start "
+                                                 "any token (a tab in the indentation: YAML indents with spaces, never tabs)"),
         ("a: !foo 1\n", "a", "not valid YAML: line 1, column 4: could not determine a constructor for the tag '!foo'"),
         ("? [1]\n: x\n", "(document)", "not valid YAML: line 1, column 3: found an unhashable key"),
         ("a:\n  b: 1\n  c: 2\n  b: 3\n", "a.b", "found duplicate key 'b' at line 4, column 3 (first at line 2, column 3)"),

@@ -14,7 +14,7 @@ import random
 import threading
 import time
 import urllib.request
-from typing import Any
+from typing import Any, Optional
 
 import grpc
 
@@ -49,16 +49,21 @@ class Tally:
                 self.errors.append(f"{key}: {error}")
 
 
-def client(socket_path: str, metrics_url: str, seconds: float, index: int, tally: Tally) -> None:
+def client(socket_path: str, metrics_url: str, seconds: Optional[float], index: int, tally: Tally,
+           calls: Optional[int] = None) -> None:
+    """One client: random operations for `seconds` (the long run), or exactly `calls` of them (CI:
+    the same work on any machine, however busy)."""
     rng = random.Random(index)
     channel = grpc.insecure_channel("unix:" + socket_path)
     control = ctl_grpc.NodeControlStub(channel)
     lister = v1_grpc.PodResourcesListerStub(channel)
     mine: list[str] = []
     n = 0
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + (seconds or 0.0)
+    made = 0
     try:
-        while time.monotonic() < deadline:
+        while made < calls if calls is not None else time.monotonic() < deadline:
+            made += 1
             op = rng.choice(["admit", "admit", "remove", "list", "get", "metrics"])
             try:
                 if op == "admit":
@@ -106,8 +111,10 @@ def client(socket_path: str, metrics_url: str, seconds: float, index: int, tally
         channel.close()
 
 
-def run_load(tmp: str, seconds: float, clients: int = 8) -> tuple[Tally, dict[str, Any]]:
-    """Serve a 2-node machine from `tmp`, run the clients, and compare the node with the tally."""
+def run_load(tmp: str, seconds: Optional[float], clients: int = 8,
+             calls: Optional[int] = None) -> tuple[Tally, dict[str, Any]]:
+    """Serve a 2-node machine from `tmp`, run the clients (for `seconds`, or `calls` operations each),
+    and compare the node with the tally."""
     state = os.path.join(tmp, "state")
     os.makedirs(state, exist_ok=True)
     node = memorymanager.Node(memorymanager.synthetic_machine(2, 64 << 30, hugepages_2mi=0), KUBELET, state_dir=state)
@@ -117,7 +124,7 @@ def run_load(tmp: str, seconds: float, clients: int = 8) -> tuple[Tally, dict[st
     host, port = server.metrics.address
     tally = Tally()
     threads = [threading.Thread(target=client, args=(server.socket_path, f"http://{host}:{port}/metrics", seconds, i,
-                                                     tally)) for i in range(clients)]
+                                                     tally, calls)) for i in range(clients)]
     start = time.monotonic()
     try:
         for t in threads:

@@ -11,6 +11,7 @@ import copy
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.helpers.budget import examples
 
 import memorymanager.hints as hints_module
 from memorymanager.hint_family import family_hints
@@ -64,7 +65,7 @@ def _reuse(draw_masks, state) -> object:
     return memory.lookup("pod")
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150, 1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(states(6, 11), REQUESTS, st.data())
 def test_family_lists_what_the_enumerating_path_lists(state, requested, data):
     ids = sorted(state)
@@ -92,7 +93,7 @@ def test_family_lists_what_the_enumerating_path_lists(state, requested, data):
             assert (TopologyHint(mask, preferred) in family) == (TopologyHint(mask, preferred) in want[MEM])
 
 
-@settings(max_examples=160, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50, 300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(states(12, 16), REQUESTS, st.data())
 def test_family_queries_on_twelve_to_sixteen_nodes(state, requested, data):
     want = calculate_hints(copy.deepcopy(state), dict(requested))

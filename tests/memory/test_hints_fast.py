@@ -9,6 +9,7 @@ import copy
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.helpers.budget import examples
 
 from memorymanager.hints import ALL_MASKS, _both, _covers, _masks_passing, calculate_hints
 from memorymanager.reference_hints import reference_calculate_hints
@@ -83,7 +84,7 @@ def _run(fn, state, requested, reuse):
     return result, state, calls
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100, 1000), deadline=None)
 @given(machine_states(), REQUESTS, st.one_of(st.none(), st.dictionaries(
     st.tuples(st.integers(1, 63), st.sampled_from([MEM, HP2M])), st.integers(0, 4), max_size=6)))
 def test_fast_hints_equal_plain_hints(state, requested, reuse) -> None:

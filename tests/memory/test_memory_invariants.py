@@ -14,6 +14,7 @@ import tempfile
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from tests.helpers.budget import examples
 
 from kubeinputs.kubelet_config import MemoryReservation
 from memorymanager.manager import new_manager
@@ -209,5 +210,5 @@ class MemoryManagerMachine(RuleBasedStateMachine):
         assert other.state().get_memory_assignments() == state.get_memory_assignments()
 
 
-MemoryManagerMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=20, deadline=None)
+MemoryManagerMachine.TestCase.settings = settings(max_examples=examples(50, 500), stateful_step_count=20, deadline=None)
 TestMemoryManagerInvariants = MemoryManagerMachine.TestCase

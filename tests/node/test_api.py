@@ -179,17 +179,80 @@ def test_bad_pods_are_input_errors_naming_the_path(pod, where):
     assert str(caught.value).startswith(where)
 
 
-@pytest.mark.parametrize("hints, where", [
-    ({"nosuch": {"cpu": []}}, "hints.nosuch"),
-    ({"app": {"cpu": [{"numaAffinity": [64], "preferred": True}]}}, "hints.app.cpu[0].numaAffinity[0]"),
-    ({"app": {"cpu": [{"numaAffinity": [0]}]}}, "hints.app.cpu[0]"),
-    ({"app": {"cpu": "x"}}, "hints.app.cpu"),
-    ({"cpu": [{"numaAffinity": [0], "preferred": "yes"}]}, "hints.cpu[0].preferred"),
+@pytest.mark.parametrize("hints, where, scope", [
+    ({"nosuch": {"cpu": []}}, "hints.nosuch", "container"),
+    ({"app": {"cpu": [{"numaAffinity": [64], "preferred": True}]}}, "hints.app.cpu[0].numaAffinity[0]", "container"),
+    ({"app": {"cpu": [{"numaAffinity": [0]}]}}, "hints.app.cpu[0]", "container"),
+    ({"app": {"cpu": "x"}}, "hints.app.cpu", "container"),
+    ({"cpu": [{"numaAffinity": [0], "preferred": "yes"}]}, "hints.cpu[0].preferred", "pod"),
 ])
-def test_bad_hints_are_input_errors_naming_the_path(hints, where):
+def test_bad_hints_are_input_errors_naming_the_path(hints, where, scope):
     with pytest.raises(InputError) as caught:
-        two_node().admit(manifest("web"), hints=hints)
+        two_node({**STATIC, "topologyManagerScope": scope}).admit(manifest("web"), hints=hints)
     assert str(caught.value).startswith(where), str(caught.value)
+
+
+CPU_ON_1 = [{"numaAffinity": [1], "preferred": True}]
+
+
+@pytest.mark.parametrize("scope, hints, where, expected", [
+    ("container", {"cpu": CPU_ON_1}, "hints.cpu", "{CONTAINER: {RESOURCE: [HINT, ...]}}"),
+    ("container", {"app": CPU_ON_1}, "hints.app", "{CONTAINER: {RESOURCE: [HINT, ...]}}"),
+    ("pod", {"app": {"cpu": CPU_ON_1}}, "hints.app", "{RESOURCE: [HINT, ...]}"),
+    ("pod", {"app": CPU_ON_1}, "hints.app", "{RESOURCE: [HINT, ...]}"),
+])
+@pytest.mark.parametrize("call", ["admit", "would_admit"])
+def test_hints_in_the_other_scopes_shape_are_refused_naming_the_expected_one(scope, hints, where, expected, call):
+    """Hints kubelet would never ask for (the other scope's shape, a list where a map belongs) are an
+    error, never an answer as if no hints were given."""
+    node = two_node({**STATIC, "topologyManagerPolicy": "restricted", "topologyManagerScope": scope})
+    with pytest.raises(InputError) as caught:
+        getattr(node, call)(manifest("web", "3Gi"), hints=hints)
+    assert caught.value.where == where
+    assert expected in caught.value.reason and repr(scope) in caught.value.reason
+    assert node.pods() == []
+
+
+def test_a_container_without_preference_is_container_scope_hints():
+    node = two_node({**STATIC, "topologyManagerPolicy": "restricted"})
+    answer = node.admit(manifest("web", containers=("a", "b")), hints={"a": None, "b": {"cpu": CPU_ON_1}})
+    assert answer.placements["a"].numa_nodes == (0,) and answer.placements["b"].numa_nodes == (1,)
+    with pytest.raises(InputError, match="the pod-scope shape"):
+        node.admit(manifest("web2"), hints={"cpu": None})
+
+
+def test_pods_of_one_name_in_two_namespaces_are_two_pods():
+    node = two_node()
+    full = node.free()
+    prod, staging = manifest("db", "2Gi"), manifest("db", "2Gi")
+    prod["metadata"]["namespace"], staging["metadata"]["namespace"] = "prod", "staging"
+    assert node.admit(prod).placements["app"].numa_nodes == (0,)
+    assert node.admit(staging).placements["app"].numa_nodes == (1,)  # node 0 has no 2Gi left
+    assert [(p.namespace, p.name, p.uid) for p in node.active_pods()] == [
+        ("prod", "db", "prod/db"), ("staging", "db", "staging/db")]
+    assert set(node.simulated_node.state().get_memory_assignments()) == {"prod/db", "staging/db"}
+    with pytest.raises(InputError, match="namespaces prod, staging"):
+        node.remove("db")  # which one: the namespace decides
+    node.remove("db", namespace="staging")
+    assert [(p.namespace, p.uid) for p in node.active_pods()] == [("prod", "prod/db")]
+    assert node.free()[1] == full[1] and node.free()[0] != full[0]
+
+
+def test_a_uid_arriving_again_with_another_name_or_namespace_is_an_error():
+    node = two_node()
+    first = manifest("db")
+    first["metadata"].update(uid="u-1", namespace="prod")
+    node.admit(first)
+    for meta in ({"name": "db", "namespace": "staging"}, {"name": "other", "namespace": "prod"}):
+        again = manifest("x")
+        again["metadata"] = {**meta, "uid": "u-1"}
+        with pytest.raises(InputError, match="already the UID of pod prod/db") as caught:
+            node.admit(again)
+        assert caught.value.where == "metadata.uid"
+        with pytest.raises(InputError, match="already the UID"):
+            node.hints(again)
+    assert node.admit(first).admitted  # the same pod again is the same pod
+    assert [p.name for p in node.active_pods()] == ["db"]
 
 
 def test_a_start_error_is_kubelets_text_raised_by_every_call():

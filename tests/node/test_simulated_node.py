@@ -210,8 +210,13 @@ def test_restart_with_a_new_configuration(tmp_path):
 
 def test_unknown_container_ids_are_ignored(tmp_path):
     n = node(tmp_path)
-    n.remove_container_ids(["ghost/c"])
+    kept = pod("kept", "c")
+    assert n.admit(kept).admit
+    before = (n.state().get_machine_state(), n.state().get_memory_assignments(), n.active_pods())
+    n.remove_container_ids(["ghost/c", "kept/nope"])
     n.remove(pod("never", "c"))
+    assert (n.state().get_machine_state(), n.state().get_memory_assignments(), n.active_pods()) == before
+    assert n.topology_manager.get_affinity("kept", "c").nodes() == [0]
 
 
 def test_reserved_memory_start_error_carries_a_hint_beside_kubelets_message():

@@ -361,11 +361,19 @@ def test_orphan_claim_reservation_is_dropped(tmp_path) -> None:
     """A crash after the reservation but before the record: the reservation is stale on restart."""
     policy, _ = make_policy(str(tmp_path))
     policy.allocate_claim(claim("c"), [result(0, 2 * GI)])
+    assert claim_pod_uid("c") in checkpoint_entries(tmp_path)  # the reservation is in kubelet's state
     os.remove(tmp_path / "kubelet" / "claims.json")
     again, _ = make_policy(str(tmp_path))
     again.allocate_resources(container("a", "1Gi"))  # the memory manager drops stale state here
-    assert claim_pod_uid("c") not in again.backend.machine_state()  # sanity: keys are NUMA ids
+    assert set(checkpoint_entries(tmp_path)) == {"uid-a"}  # the orphan reservation is gone, pod a's is there
     assert free(again)[0] == 7 * GI - 100 * MI
+
+
+def checkpoint_entries(tmp_path) -> dict:
+    """The pod UIDs of the memory manager's checkpoint (its `entries`), as kubelet would read them."""
+    from state.checkpoint import read_checkpoint
+
+    return read_checkpoint((tmp_path / "kubelet" / "memory_manager_state").read_bytes()).entries or {}
 
 
 def test_reconfigure_restarts_kubelet(tmp_path) -> None:
@@ -438,3 +446,23 @@ def test_update_resources_without_the_resize_gate(tmp_path) -> None:
     policy.allocate_resources(c)
     with pytest.raises(r.PolicyError, match="feature gate InPlacePodVerticalScaling is off"):
         policy.update_resources(container("r", "3Gi", requests={"cpu": "1", "memory": "1Gi"}))
+
+
+def test_pods_of_one_name_in_two_namespaces_are_two_pods(tmp_path) -> None:
+    """Without metadata.uid the UID is NAMESPACE/NAME outside namespace default (the one identity
+    rule): the second pod is placed on its own, not taken for the first."""
+    policy, _ = make_policy(str(tmp_path))
+
+    def in_namespace(namespace: str) -> r.Container:
+        manifest = {"metadata": {"name": "db", "namespace": namespace},
+                    "spec": {"containers": [{"name": "app", "resources": {"limits": {"cpu": "1", "memory": "5Gi"}}}]}}
+        return r.Container(f"{namespace}-db-app", manifest, "app")
+
+    prod, staging = in_namespace("prod"), in_namespace("staging")
+    policy.allocate_resources(prod)
+    policy.allocate_resources(staging)
+    assert (prod.pod_uid, staging.pod_uid) == ("prod/db", "staging/db")
+    assert (prod.memset, staging.memset) == ("0", "1")  # 5Gi each: node 0 cannot hold both
+    assert free(policy) == {0: 3 * GI - 100 * MI, 1: 3 * GI}
+    policy.release_resources(staging)
+    assert free(policy) == {0: 3 * GI - 100 * MI, 1: 8 * GI}

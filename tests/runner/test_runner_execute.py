@@ -239,3 +239,26 @@ def test_error_null_means_the_step_must_not_fail(tmp_path):
     assert failure.path == "error" and failure.expected is None
     assert "determined by Node Allocatable feature" in failure.actual
     assert broken.steps[0].to_dict()["failures"][0]["expected"] is None
+
+
+def in_namespace(name, namespace, uid=None, memory="1Gi"):
+    doc = pod(name, memory)
+    doc["metadata"]["namespace"] = namespace
+    if uid is not None:
+        doc["metadata"]["uid"] = uid
+    return doc
+
+
+def test_namespaced_pods_a_reused_uid_and_an_ambiguous_name_are_step_errors(tmp_path):
+    result = run(tmp_path, [
+        {"admit": in_namespace("db", "prod"), "expect": {"entries": {"prod/db": {"c": [
+            {"numaAffinity": [0], "type": "memory", "size": 1 << 30}]}}}},
+        {"admit": in_namespace("db", "staging"), "expect": {"admitted": True}},
+        {"remove": {"pod": "db"}, "expect": {"error": "pods named 'db' were admitted in namespaces prod, staging"}},
+        {"admit": in_namespace("cache", "prod", uid="prod/db"),
+         "expect": {"error": "metadata.uid: pod UID 'prod/db' is already the UID of pod prod/db"}},
+        {"remove": {"pod": "db", "namespace": "staging"}, "expect": {"entries": {"staging/db": None, "prod/db": {
+            "c": [{"numaAffinity": [0], "type": "memory", "size": 1 << 30}]}}}},
+        {"remove": {"pod": "db"}, "expect": {"error": None, "entries": {"prod/db": None}}},  # one namespace left
+    ])
+    assert result.status == "passed", "\n".join(scenario_lines(result))

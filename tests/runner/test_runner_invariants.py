@@ -51,6 +51,7 @@ HINTS = st.lists(
 def scenarios(draw):
     steps = []
     admitted = []
+    scope = draw(st.sampled_from(["container", "pod"]))
     for i in range(draw(st.integers(1, 6))):
         op = draw(st.sampled_from(["admit", "admit", "admit", "hints", "remove", "restart", "check"]))
         if op in ("admit", "hints"):
@@ -59,10 +60,11 @@ def scenarios(draw):
             if op == "admit":
                 admitted.append(pod)
                 if draw(st.booleans()):
-                    step["providers"] = {
-                        "containers": {c["name"]: {"cpu": draw(st.one_of(st.none(), HINTS))} for c in pod["spec"]["containers"]},
-                        "pod": {"cpu": draw(st.one_of(st.none(), HINTS))},
-                    }
+                    if scope == "container":  # only the node's scope's shape is valid
+                        step["providers"] = {"containers": {c["name"]: {"cpu": draw(st.one_of(st.none(), HINTS))}
+                                                            for c in pod["spec"]["containers"]}}
+                    else:
+                        step["providers"] = {"pod": {"cpu": draw(st.one_of(st.none(), HINTS))}}
             steps.append(step)
         elif op == "remove" and admitted:
             pod = draw(st.sampled_from(admitted))
@@ -76,7 +78,7 @@ def scenarios(draw):
         "memoryManagerPolicy": "Static",
         "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}],
         "topologyManagerPolicy": draw(st.sampled_from(["none", "best-effort", "restricted", "single-numa-node"])),
-        "topologyManagerScope": draw(st.sampled_from(["container", "pod"])),
+        "topologyManagerScope": scope,
     }
     return {"name": "random", "machine": MACHINE, "kubelet": kubelet, "steps": steps}
 

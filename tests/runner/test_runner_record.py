@@ -1,7 +1,10 @@
 """`--record`: actual results written into each step's expect (memorymanager.runner.record)."""
 import json
+import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import yaml
 
 from memorymanager.runner.execute import run_file
@@ -80,6 +83,21 @@ def test_recorded_path():
     assert recorded_path("a/b/x.yaml", False) == "a/b/x.recorded.yaml"
     assert recorded_path("a/b/x.json", False) == "a/b/x.recorded.yaml"
     assert recorded_path("a/b/x.yaml", True) == "a/b/x.yaml"
+    assert recorded_path("a/b/x.recorded.yaml", False) == "a/b/x.recorded.yaml"  # a copy is recorded onto itself
+
+
+def test_run_help_says_what_a_folder_and_record_do():
+    import io
+    import contextlib
+
+    import memorymanager.cli.app as cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["run", "--help"]) == 0
+    text = " ".join(out.getvalue().split())
+    assert "that includes the *.recorded.yaml copies --record leaves next to the scenarios" in text
+    assert "NAME.recorded.yaml next to NAME.yaml" in text and "recording a NAME.recorded.yaml rewrites that copy itself" in text
 
 
 def test_recording_turns_an_observation_into_a_passing_test(tmp_path):
@@ -122,3 +140,29 @@ def test_recording_in_place_keeps_json_as_json(tmp_path):
     recorded = json.loads(path.read_text())
     assert recorded["steps"][0]["expect"]["entries"] == {}
     assert run_file(str(path))[0].status == "passed"
+
+
+@pytest.mark.parametrize("style, ending", [(">", "\n"), (">-", "")])
+def test_record_keeps_a_folded_description(tmp_path, style, ending):
+    prose = ("policy_static.go Allocate: a request larger than any single node is placed on the narrowest "
+             "group of nodes that holds it, lowest node filled first.")
+    path = tmp_path / "s.yaml"
+    folded = "".join(f"  {line}\n" for line in textwrap.wrap(prose, 70))
+    path.write_text(f"name: folded\ndescription: {style}\n{folded}machine: {json.dumps(MACHINE)}\nsteps:\n- check: {{}}\n")
+    result, scenario = run_file(str(path))
+    written = write_recorded(scenario, result)
+    text = open(written).read()
+    assert f"\ndescription: {style}\n  policy_static.go Allocate:" in text
+    assert yaml.safe_load(text)["description"] == yaml.safe_load(path.read_text())["description"] == prose + ending
+
+
+WORD = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp")), min_size=1, max_size=15)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(WORD, min_size=2, max_size=40).map(" ".join), st.sampled_from(["", "\n", "\n\nsecond paragraph\n"]))
+def test_a_folded_text_reads_back_as_written(words, ending):
+    text = words + ending
+    from kubeinputs.reader import FoldedText, dump_yaml, load_yaml_text
+
+    assert load_yaml_text(dump_yaml({"description": FoldedText(text)}))["description"] == text

@@ -125,5 +125,13 @@ def test_hint_with_an_expected_error_and_a_percentage_threshold(tmp_path):
 
 
 def test_no_hint_for_other_start_errors(tmp_path):
-    result, _ = run(tmp_path, [{"start": {}}], kubelet={"memoryManagerPolicy": "Dynamic"})
-    assert result.steps[0].actual["error"] == 'unknown policy: "Dynamic"' and result.steps[0].notes == []
+    result, _ = run(tmp_path, [{"start": {}}], kubelet={"topologyManagerPolicy": "sideways"})
+    assert "sideways" in result.steps[0].actual["error"] and result.steps[0].notes == []
+
+
+def test_an_unknown_memory_manager_policy_keeps_kubelets_message_and_gets_the_policy_names(tmp_path):
+    result, _ = run(tmp_path, [{"start": {}}], kubelet={"memoryManagerPolicy": "static"})
+    assert result.steps[0].actual["error"] == 'unknown policy: "static"'  # kubelet's text, as it is
+    assert result.steps[0].notes == ['hint: memoryManagerPolicy is "static"; kubelet\'s memory manager policies are '
+                                     '"None" and "Static", spelled exactly so']
+    assert f"    {result.steps[0].notes[0]}" in scenario_lines(result)

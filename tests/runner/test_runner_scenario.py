@@ -8,6 +8,7 @@ from memorymanager.runner.scenario import ScenarioError, load_scenario
 from tests.helpers.scenarios import TWO_NODE_MACHINE
 
 MACHINE = TWO_NODE_MACHINE
+POD_SCOPE = {"topologyManagerScope": "pod"}
 POD = {
     "metadata": {"name": "p"},
     "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]},
@@ -59,7 +60,8 @@ def error_of(tmp_path, doc):
         # remove / restart bodies
         (scenario(steps=[{"remove": {"container": "c"}}]), "steps[0].remove.pod", "required key is missing"),
         (scenario(steps=[{"remove": {"pod": "p", "containr": "c"}}]), "steps[0].remove.containr", 'unknown key; did you mean "container"?'),
-        (scenario(steps=[{"remove": "p"}]), "steps[0].remove", "expected a map {pod, container}, got string"),
+        (scenario(steps=[{"remove": "p"}]), "steps[0].remove", "expected a map {pod, namespace, container}, got string"),
+        (scenario(steps=[{"remove": {"pod": "p", "namespace": 3}}]), "steps[0].remove.namespace", "expected a string, got integer"),
         (scenario(steps=[{"restart": {"kubelet": {"memoryManagerPolcy": "Static"}}}]),
          "steps[0].restart.kubelet.memoryManagerPolcy", 'unknown key; did you mean "memoryManagerPolicy"?'),
         (scenario(steps=[{"restart": {"kubelets": {}}}]), "steps[0].restart.kubelets", 'unknown key; did you mean "kubelet"?'),
@@ -74,11 +76,24 @@ def error_of(tmp_path, doc):
          "steps[0].providers.containers.cc", 'the pod has no container of this name; did you mean "c"?'),
         (scenario(steps=[{"admit": POD, "providers": {"containers": {"c": {"cpu": {}}}}}]),
          "steps[0].providers.containers.c.cpu", "expected a list, got map"),
-        (scenario(steps=[{"admit": POD, "providers": {"pod": {"cpu": [{"numaAffinity": [64], "preferred": True}]}}}]),
+        (scenario(kubelet=POD_SCOPE, steps=[{"admit": POD, "providers": {"pod": {"cpu": [{"numaAffinity": [64], "preferred": True}]}}}]),
          "steps[0].providers.pod.cpu[0].numaAffinity[0]", "bit number must be in range 0-63"),
-        (scenario(steps=[{"admit": POD, "providers": {"pod": {"cpu": [{"numaAffinity": [0]}]}}}]),
+        (scenario(kubelet=POD_SCOPE, steps=[{"admit": POD, "providers": {"pod": {"cpu": [{"numaAffinity": [0]}]}}}]),
          "steps[0].providers.pod.cpu[0].preferred", "required key is missing"),
-        (scenario(steps=[{"admit": POD, "providers": {"pod": {"cpu": [{"numaAffinity": [0], "preferred": "yes"}]}}}]),
+        # hints in the other scope's shape (format 1.2): the step is invalid, never silently ignored
+        (scenario(steps=[{"admit": POD, "providers": {"pod": {"cpu": []}}}]), "steps[0].providers.pod",
+         "the node's topologyManagerScope is 'container': its hints are written under 'containers' "
+         "({CONTAINER: {RESOURCE: [HINT, ...]}}), not 'pod'"),
+        (scenario(steps=[{"admit": POD, "providers": {"containers": {"c": {"cpu": []}}, "pod": None}}]),
+         "steps[0].providers.pod", "the node's topologyManagerScope is 'container': its hints are written under "
+         "'containers' ({CONTAINER: {RESOURCE: [HINT, ...]}}), not 'pod'"),
+        (scenario(kubelet=POD_SCOPE, steps=[{"admit": POD, "providers": {"containers": {"c": {"cpu": []}}}}]),
+         "steps[0].providers.containers", "the node's topologyManagerScope is 'pod': its hints are written under "
+         "'pod' ({RESOURCE: [HINT, ...]}), not 'containers'"),
+        (scenario(steps=[{"restart": {"kubelet": POD_SCOPE}}, {"admit": POD, "providers": {"containers": {}}}]),
+         "steps[1].providers.containers", "the node's topologyManagerScope is 'pod': its hints are written under "
+         "'pod' ({RESOURCE: [HINT, ...]}), not 'containers'"),
+        (scenario(kubelet=POD_SCOPE, steps=[{"admit": POD, "providers": {"pod": {"cpu": [{"numaAffinity": [0], "preferred": "yes"}]}}}]),
          "steps[0].providers.pod.cpu[0].preferred", "expected a boolean (true or false), got string 'yes'"),
     ],
 )
@@ -101,10 +116,11 @@ def test_a_valid_scenario_is_parsed(tmp_path):
         checkpoint={"policyName": "None", "machineState": {}, "checksum": 4236770233},
         steps=[
             {"start": None},
-            {"admit": POD, "providers": {"containers": {"c": {"cpu": [{"numaAffinity": [1], "preferred": True}], "dev": None}}, "pod": None},
+            {"admit": POD, "providers": {"containers": {"c": {"cpu": [{"numaAffinity": [1], "preferred": True}], "dev": None}}},
              "expect": {"admitted": True}},
             {"hints": POD},
             {"remove": {"pod": "p", "container": "c"}},
+            {"remove": {"pod": "p", "namespace": "prod"}},
             {"restart": {"kubelet": {"topologyManagerPolicy": "restricted"}}},
             {"restart": None},
             {"check": {}},
@@ -112,7 +128,7 @@ def test_a_valid_scenario_is_parsed(tmp_path):
     )
     s = load_scenario(write(tmp_path, doc))
     assert (s.name, s.description) == ("t", "d")
-    assert [st.op for st in s.steps] == ["start", "admit", "hints", "remove", "restart", "restart", "check"]
+    assert [st.op for st in s.steps] == ["start", "admit", "hints", "remove", "remove", "restart", "restart", "check"]
     # a checkpoint object is written as compact JSON, keys in document order
     assert s.checkpoint == '{"policyName":"None","machineState":{},"checksum":4236770233}'
     admit = s.steps[1]
@@ -120,10 +136,11 @@ def test_a_valid_scenario_is_parsed(tmp_path):
     assert admit.providers.containers["c"]["cpu"][0].nodes == (1,)
     assert admit.providers.containers["c"]["dev"] is None
     assert admit.providers.pod is None
-    assert (s.steps[3].pod_ref, s.steps[3].container) == ("p", "c")
+    assert (s.steps[3].pod_ref, s.steps[3].namespace, s.steps[3].container) == ("p", None, "c")
+    assert (s.steps[4].pod_ref, s.steps[4].namespace, s.steps[4].container) == ("p", "prod", None)
     # a restart override applies on top of the configuration in force
-    assert s.steps[4].kubelet.topology_manager_policy == "restricted"
-    assert s.steps[5].kubelet is None
+    assert s.steps[5].kubelet.topology_manager_policy == "restricted"
+    assert s.steps[6].kubelet is None
     assert len(s.machine.topology) == 2
 
 

@@ -19,6 +19,9 @@ from memorymanager.server.protos.v1alpha1 import api_pb2 as v1alpha1
 from memorymanager.server.protos.v1alpha1 import api_pb2_grpc as v1alpha1_grpc
 from memorymanager.server.server import NodeServer
 
+# A hang guard for every call (a loaded machine may be slow; a call is never expected to take long).
+TIMEOUT = 120
+
 STATIC = {
     "memoryManagerPolicy": "Static",
     "topologyManagerPolicy": "single-numa-node",
@@ -57,23 +60,23 @@ class Clients:
         self.control = ctl_grpc.NodeControlStub(self.channel)
 
     def admit(self, text: str, hints: str = "") -> Any:
-        return self.control.Admit(ctl.AdmitRequest(pod=text, hints=hints), timeout=10)
+        return self.control.Admit(ctl.AdmitRequest(pod=text, hints=hints), timeout=TIMEOUT)
 
     def list(self) -> Any:
-        return self.v1.List(v1.ListPodResourcesRequest(), timeout=10)
+        return self.v1.List(v1.ListPodResourcesRequest(), timeout=TIMEOUT)
 
     def allocatable(self) -> Any:
-        return self.v1.GetAllocatableResources(v1.AllocatableResourcesRequest(), timeout=10)
+        return self.v1.GetAllocatableResources(v1.AllocatableResourcesRequest(), timeout=TIMEOUT)
 
     def get(self, name: str, namespace: str = "default") -> Any:
-        return self.v1.Get(v1.GetPodResourcesRequest(pod_name=name, pod_namespace=namespace), timeout=10)
+        return self.v1.Get(v1.GetPodResourcesRequest(pod_name=name, pod_namespace=namespace), timeout=TIMEOUT)
 
     def list_alpha(self) -> Any:
-        return self.v1alpha1.List(v1alpha1.ListPodResourcesRequest(), timeout=10)
+        return self.v1alpha1.List(v1alpha1.ListPodResourcesRequest(), timeout=TIMEOUT)
 
 
 @contextlib.contextmanager
-def serving(tmp_path: Any, kubelet: Optional[dict] = None, *, rate_limit: bool = False, nodes: int = 2,
+def serving(tmp_path: Any, kubelet: Optional[dict] = None, *, rate_limit: Any = False, nodes: int = 2,
             providers: Optional[ProviderData] = None, metrics: bool = False,
             state_dir: Any = None) -> Iterator[tuple[NodeServer, Clients]]:
     """A started server (state in `tmp_path/state`) and clients; stopped afterwards."""

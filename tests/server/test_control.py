@@ -77,10 +77,13 @@ def test_bad_hints_unknown_pods_and_bad_restarts(tmp_path):
         with pytest.raises(grpc.RpcError) as err:
             c.control.Remove(ctl.RemoveRequest(pod="p", container="nope"))
         assert err.value.code() == grpc.StatusCode.NOT_FOUND and "nope" in err.value.details()
-        with pytest.raises(grpc.RpcError) as err:
+        with pytest.raises(grpc.RpcError) as err:  # a wrong value is kubelet's start error, not a bad request
             c.control.Restart(ctl.RestartRequest(kubelet="topologyManagerPolicy: sideways"))
-        assert err.value.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION)
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         assert "sideways" in err.value.details()
+        with pytest.raises(grpc.RpcError) as err:  # a wrong shape is
+            c.control.Restart(ctl.RestartRequest(kubelet="topologyManagerPolicy: [sideways]"))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_eight_clients_admitting_and_removing_500_pods_leave_a_consistent_node(tmp_path):
@@ -110,8 +113,8 @@ def test_eight_clients_admitting_and_removing_500_pods_leave_a_consistent_node(t
         for t in threads:
             t.start()
         for t in threads:
-            t.join(120)
-        assert not errors
+            t.join(600)  # a hang guard only
+        assert not errors and not any(t.is_alive() for t in threads)
         node = server.host.node
         # PodResources agrees with the node: the kept pods, their blocks
         listing = c.list()
@@ -176,3 +179,33 @@ def test_explain_over_the_wire_equals_explain_in_process_and_changes_nothing(tmp
         with pytest.raises(grpc.RpcError) as caught:
             c.control.Explain(ctl.ExplainRequest(pod=text, format="svg"))
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "format" in caught.value.details()
+
+
+def test_pods_of_one_name_in_two_namespaces_over_the_wire(tmp_path):
+    with serving(tmp_path) as (_, c):
+        assert list(c.admit(pod("db", memory="12Gi", namespace="prod")).placements[0].numa_nodes) == [0]
+        assert list(c.admit(pod("db", memory="12Gi", namespace="staging")).placements[0].numa_nodes) == [1]
+        refs = [(p.namespace, p.name, p.uid) for p in c.control.ListPods(ctl.ListPodsRequest()).pods]
+        assert refs == [("prod", "db", "prod/db"), ("staging", "db", "staging/db")]
+        assert [(p.namespace, p.name) for p in c.list().pod_resources] == [("prod", "db"), ("staging", "db")]
+        assert memory_of(c.get("db", "staging").pod_resources.containers[0]) == [("memory", 12 << 30, [1])]
+        with pytest.raises(grpc.RpcError) as err:  # which db: the namespace decides
+            c.control.Remove(ctl.RemoveRequest(pod="db"))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "namespaces prod, staging" in err.value.details()
+        c.control.Remove(ctl.RemoveRequest(pod="db", namespace="staging"))
+        assert [(p.namespace, p.name) for p in c.list().pod_resources] == [("prod", "db")]
+        with pytest.raises(grpc.RpcError) as err:
+            c.control.Remove(ctl.RemoveRequest(pod="db", namespace="nowhere"))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND and "nowhere/db" in err.value.details()
+
+
+def test_hints_in_the_other_scopes_shape_are_invalid_argument(tmp_path):
+    with serving(tmp_path) as (_, c):
+        for request in (lambda h: c.admit(pod("p"), hints=h),
+                        lambda h: c.control.Explain(ctl.ExplainRequest(pod=pod("p"), hints=h))):
+            with pytest.raises(grpc.RpcError) as err:
+                request(json.dumps({"cpu": [{"numaAffinity": [1], "preferred": True}]}))
+            assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "hints.cpu: the node's topologyManagerScope is 'container'" in err.value.details()
+            assert "{CONTAINER: {RESOURCE: [HINT, ...]}}" in err.value.details()
+        assert list(c.control.ListPods(ctl.ListPodsRequest()).pods) == []

@@ -16,7 +16,7 @@ from tests.server.serving import pod, serving
 
 def scrape(server) -> tuple[str, dict[tuple[str, tuple], float], dict[str, str]]:
     host, port = server.metrics.address
-    with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=10) as response:
+    with urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=120) as response:
         assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
         text = response.read().decode()
     return text, *parse(text)

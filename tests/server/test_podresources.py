@@ -2,7 +2,6 @@
 semantics, checked field by field against the node's own state, and the rate limit."""
 from __future__ import annotations
 
-import time
 
 import grpc
 import pytest
@@ -122,20 +121,29 @@ def test_v1alpha1_lists_app_containers_with_devices(tmp_path):
 
 
 def test_rate_limit_rejects_a_burst_and_recovers(tmp_path):
-    with serving(tmp_path, rate_limit=True) as (_, c):
+    """Over the wire, with the bucket's clock in the test's hands: the outcome is the same however fast
+    the calls go (the refill arithmetic itself: test_token_bucket_refills_at_its_rate)."""
+    now = [0.0]
+    bucket = TokenBucket(clock=lambda: now[0])  # kubelet's defaults: 100 calls/s, burst 10
+    with serving(tmp_path, rate_limit=bucket) as (_, c):
         codes = []
-        for _ in range(200):
+        for _ in range(30):
             try:
                 c.list()
                 codes.append(grpc.StatusCode.OK)
             except grpc.RpcError as err:
                 codes.append(err.code())
                 assert err.details() == "rejected by rate limit"
-        assert grpc.StatusCode.RESOURCE_EXHAUSTED in codes
-        assert codes[:10] == [grpc.StatusCode.OK] * 10  # the bucket starts with its burst
-        time.sleep(0.2)
+        assert codes == [grpc.StatusCode.OK] * 10 + [grpc.StatusCode.RESOURCE_EXHAUSTED] * 20  # the burst, then none
+        with pytest.raises(grpc.RpcError) as err:
+            c.allocatable()  # one bucket for every method
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        now[0] += 0.02  # two tokens
         c.list()
         c.allocatable()
+        with pytest.raises(grpc.RpcError) as err:
+            c.list_alpha()
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
 def test_token_bucket_refills_at_its_rate():
@@ -152,10 +160,53 @@ def test_malformed_request_bytes_get_a_status_and_the_server_lives(tmp_path):
     with serving(tmp_path) as (_, c):
         raw = c.channel.unary_unary("/v1.PodResourcesLister/Get", request_serializer=None, response_deserializer=None)
         with pytest.raises(grpc.RpcError) as err:
-            raw(b"\xff\xff\xff", timeout=5)
+            raw(b"\xff\xff\xff", timeout=120)
         assert (err.value.code(), err.value.details()) == (grpc.StatusCode.INTERNAL, "Exception deserializing request!")
         unknown = c.channel.unary_unary("/v1.PodResourcesLister/Nope", request_serializer=None, response_deserializer=None)
         with pytest.raises(grpc.RpcError) as err:
-            unknown(b"", timeout=5)
+            unknown(b"", timeout=120)
         assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
         assert list(c.list().pod_resources) == []
+
+
+def test_get_answers_a_pod_refused_at_admission_as_kubelets_pod_manager_holds_it(tmp_path):
+    """kubelet's Get reads the pod manager (GetPodByName), which keeps a rejected pod (Failed) until it
+    is deleted: Get answers it, with no memory; List (active pods) leaves it out."""
+    with serving(tmp_path) as (_, c):
+        assert not c.admit(pod("huge", memory="20Gi", namespace="shop")).admitted  # fits only across both nodes
+        got = c.get("huge", "shop").pod_resources
+        assert (got.name, got.namespace, [x.name for x in got.containers]) == ("huge", "shop", ["app"])
+        assert [memory_of(x) for x in got.containers] == [[]]
+        assert list(c.list().pod_resources) == []
+        with pytest.raises(grpc.RpcError) as err:
+            c.get("huge", "default")
+        assert err.value.details() == "pod huge in namespace default not found"
+        c.control.Remove(ctl.RemoveRequest(pod="huge", namespace="shop"))  # deleted: the pod manager forgets it
+        with pytest.raises(grpc.RpcError) as err:
+            c.get("huge", "shop")
+        assert (err.value.code(), err.value.details()) == (grpc.StatusCode.UNKNOWN, "pod huge in namespace shop not found")
+        assert c.admit(pod("huge", memory="1Gi", namespace="shop")).admitted  # admitted after all: the active pod
+        assert memory_of(c.get("huge", "shop").pod_resources.containers[0]) == [("memory", 1 << 30, [0])]
+
+
+def test_a_kubelet_that_failed_to_restart_serves_unavailable_then_restarts_on_its_last_good_configuration(tmp_path):
+    with serving(tmp_path) as (_, c):
+        c.admit(pod("a", memory="3Gi"))
+        before = c.list()
+        with pytest.raises(grpc.RpcError) as err:  # the checkpoint is the Static policy's
+            c.control.Restart(ctl.RestartRequest(kubelet="memoryManagerPolicy: None"))
+        assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        start_error = err.value.details()
+        assert start_error.startswith('kubelet is not running: start memory manager error: could not restore state '
+                                      'from checkpoint: [memorymanager] configured policy "None" differs from state '
+                                      'checkpoint policy "Static"'), start_error
+        calls = (c.list, c.allocatable, lambda: c.get("a"), c.list_alpha)
+        for call in calls:
+            with pytest.raises(grpc.RpcError) as err:
+                call()
+            assert err.value.code() == grpc.StatusCode.UNAVAILABLE, call
+            assert err.value.details() == start_error  # "kubelet is not running: <kubelet's start error>"
+        c.control.Restart(ctl.RestartRequest())  # no fields: the last configuration that started
+        assert c.list() == before
+        c.control.Restart(ctl.RestartRequest(kubelet="topologyManagerPolicy: restricted"))  # on top of it, too
+        assert c.list() == before

@@ -2,16 +2,8 @@
 from __future__ import annotations
 
 import os
-import random
-import signal
-import subprocess
-import sys
-import textwrap
-import time
 
 import pytest
-
-from tests.helpers.paths import REPO_ROOT
 
 from state.checkpoint import read_checkpoint
 from state.checkpoint_writer import encode_checkpoint
@@ -141,49 +133,4 @@ def test_temporary_files_are_not_checkpoints(tmp_path) -> None:
     assert manager.list_checkpoints() == [CHECKPOINT_FILE_NAME]
 
 
-WRITER = textwrap.dedent(
-    """
-    import sys
-    from state.state_checkpoint import new_checkpoint_state
-    from state.types import Block
-
-    state = new_checkpoint_state(sys.argv[1], "memory_manager_state", "Static")
-    big = {f"pod-{i:04d}": {f"c{j}": [Block([0, 1], "memory", 1 << 20), Block([1], "hugepages-2Mi", 2 << 20)]
-                            for j in range(3)} for i in range(400)}
-    other = {pod: {c: [Block([1], "memory", 7)] for c in containers} for pod, containers in big.items()}
-    print("ready", flush=True)
-    i = 0
-    while True:
-        state.set_memory_assignments(big if i % 2 == 0 else other)
-        i += 1
-    """
-)
-
-
-def test_killed_writer_leaves_a_loadable_file(tmp_path) -> None:
-    rng = random.Random(1234)
-    outcomes = set()
-    for attempt in range(6):
-        directory = tmp_path / f"run{attempt}"
-        directory.mkdir()
-        proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(directory)],
-            stdout=subprocess.PIPE,
-            cwd=str(REPO_ROOT),
-        )
-        try:
-            assert proc.stdout is not None
-            assert proc.stdout.readline().strip() == b"ready"
-            time.sleep(rng.uniform(0.0, 0.6))
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-        assert proc.returncode == -signal.SIGKILL
-        state = new_checkpoint_state(str(directory), CHECKPOINT_FILE_NAME, "Static")  # loads, whatever the moment
-        entries = state.get_memory_assignments()
-        sizes = {blocks[0].size for containers in entries.values() for blocks in containers.values()}
-        assert len(entries) in (0, 400) and sizes in (set(), {1 << 20}, {7})
-        outcomes.add(len(entries))
-        leftovers = [n for n in os.listdir(directory) if n != CHECKPOINT_FILE_NAME]
-        assert all(n.startswith(".") for n in leftovers)
-    assert outcomes  # at least one run observed
+# A SIGKILL at every boundary of the checkpoint writer's durable write: tests/crash (deterministic kill points).

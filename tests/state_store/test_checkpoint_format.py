@@ -6,6 +6,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.helpers.budget import examples
 
 from kubeinputs import gojson
 from state.checkpoint import CheckpointV1, CheckpointV2, CheckpointV3, read_checkpoint
@@ -359,7 +360,7 @@ def test_round_trip_every_format(fmt, policy, ms, entries, pods) -> None:
     assert again == blob
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100, 300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(["v1", "v2", "v3"]),
     machine_states(False),

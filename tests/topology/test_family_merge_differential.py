@@ -18,6 +18,7 @@ import copy
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.helpers.budget import examples
 
 import memorymanager.hints as hints_module
 import topologymanager.fast_merge as fast_merge_module
@@ -81,13 +82,13 @@ def _check(state, requested, data, oracle):
         assert family_merge_hints(info, a, policy, prefer_closest) == oracle(info, b, policy, prefer_closest), policy
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150, 1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(states(2, 5), REQUESTS, st.data())
 def test_family_merge_equals_the_cross_product(state, requested, data):
     _check(state, requested, data, reference_merge_hints)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150, 1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(states(6, 12), REQUESTS, st.data())
 def test_family_merge_equals_the_counting_merge(state, requested, data):
     _check(state, requested, data, fast_merge_hints)
@@ -119,7 +120,7 @@ def _run(machine, kubelet, pods, hints=None):
     return answers, node.machine_state()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(50, 300), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(
     st.integers(6, 9),
     st.sampled_from(["none", "best-effort", "restricted", "single-numa-node"]),
@@ -141,7 +142,7 @@ def test_admissions_are_the_same_with_the_family_paths_forced(monkeypatch, n, po
     assert got == want
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100, 400), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_admissions_on_uneven_machines_with_prefer_closest_and_injected_hints_are_the_same(monkeypatch, data):
     """Random per-node memory, random distances with prefer-closest-numa-nodes on or off, and an

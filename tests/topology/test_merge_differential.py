@@ -21,6 +21,7 @@ from math import prod
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.helpers.budget import examples
 
 from topologymanager.fast_merge import fast_merge_hints
 from topologymanager.hint import TopologyHint
@@ -160,26 +161,26 @@ def check_merge(case: MergeCase) -> None:
         assert got.numa_node_affinity != 0
 
 
-@settings(max_examples=3500, **SETTINGS)
+@settings(max_examples=examples(600, 3500), **SETTINGS)
 @given(merge_cases())
 def test_fast_merge_equals_reference(case):
     check_merge(case)
 
 
-@settings(max_examples=150, **SETTINGS)
+@settings(max_examples=examples(50, 150), **SETTINGS)
 @given(merge_cases(min_nodes=9, max_nodes=16, max_providers=3, max_hints=6))
 def test_fast_merge_equals_reference_9_to_16_nodes(case):
     check_merge(case)
 
 
-@settings(max_examples=300, **SETTINGS)
+@settings(max_examples=examples(100, 300), **SETTINGS)
 @given(merge_cases())
 def test_policy_merge_and_admit_equal_reference(case):
     assert case.policy_object(fast_merge_hints).merge(case.answers) == case.policy_object(
         reference_merge_hints).merge(case.answers)
 
 
-@settings(max_examples=300, **SETTINGS)
+@settings(max_examples=examples(100, 300), **SETTINGS)
 @given(merge_cases(max_providers=3, max_hints=5), st.randoms(use_true_random=False))
 def test_kubelet_result_does_not_depend_on_list_order(case, rnd):
     """The fold of compare over kubelet's odometer is order-independent (see fast_merge's

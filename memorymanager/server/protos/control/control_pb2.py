@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n1memorymanager/server/protos/control/control.proto\x12\x16memorymanager.v1alpha1\"*\n\x0c\x41\x64mitRequest\x12\x0b\n\x03pod\x18\x01 \x01(\t\x12\r\n\x05hints\x18\x02 \x01(\t\"\xc8\x01\n\tPlacement\x12\x11\n\tcontainer\x18\x01 \x01(\t\x12\x12\n\nnuma_nodes\x18\x02 \x03(\x03\x12\x11\n\tpreferred\x18\x03 \x01(\x08\x12=\n\x06memory\x18\x04 \x03(\x0b\x32-.memorymanager.v1alpha1.Placement.MemoryEntry\x12\x13\n\x0b\x63puset_mems\x18\x05 \x01(\t\x1a-\n\x0bMemoryEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\"y\n\rAdmitResponse\x12\x10\n\x08\x61\x64mitted\x18\x01 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x35\n\nplacements\x18\x04 \x03(\x0b\x32!.memorymanager.v1alpha1.Placement\"/\n\rRemoveRequest\x12\x0b\n\x03pod\x18\x01 \x01(\t\x12\x11\n\tcontainer\x18\x02 \x01(\t\"\x10\n\x0eRemoveResponse\"\x1b\n\x0cHintsRequest\x12\x0b\n\x03pod\x18\x01 \x01(\t\"L\n\x0cTopologyHint\x12\x12\n\nnuma_nodes\x18\x01 \x03(\x03\x12\x11\n\tpreferred\x18\x02 \x01(\x08\x12\x15\n\rany_numa_node\x18\x03 \x01(\x08\"m\n\rResourceHints\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\x15\n\rno_preference\x18\x02 \x01(\x08\x12\x33\n\x05hints\x18\x03 \x03(\x0b\x32$.memorymanager.v1alpha1.TopologyHint\"t\n\x0e\x43ontainerHints\x12\x11\n\tcontainer\x18\x01 \x01(\t\x12\x15\n\rno_preference\x18\x02 \x01(\x08\x12\x38\n\tresources\x18\x03 \x03(\x0b\x32%.memorymanager.v1alpha1.ResourceHints\"K\n\rHintsResponse\x12:\n\ncontainers\x18\x01 \x03(\x0b\x32&.memorymanager.v1alpha1.ContainerHints\"\x15\n\x13MachineStateRequest\"\x85\x01\n\x0bMemoryTable\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\x16\n\x0etotal_mem_size\x18\x02 \x01(\x04\x12\x17\n\x0fsystem_reserved\x18\x03 \x01(\x04\x12\x13\n\x0b\x61llocatable\x18\x04 \x01(\x04\x12\x10\n\x08reserved\x18\x05 \x01(\x04\x12\x0c\n\x04\x66ree\x18\x06 \x01(\x04\"~\n\rNUMANodeState\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x1d\n\x15number_of_assignments\x18\x02 \x01(\x04\x12\r\n\x05\x63\x65lls\x18\x03 \x03(\x03\x12\x33\n\x06memory\x18\x04 \x03(\x0b\x32#.memorymanager.v1alpha1.MemoryTable\"L\n\x14MachineStateResponse\x12\x34\n\x05nodes\x18\x01 \x03(\x0b\x32%.memorymanager.v1alpha1.NUMANodeState\"!\n\x0eRestartRequest\x12\x0f\n\x07kubelet\x18\x01 \x01(\t\"\x11\n\x0fRestartResponse\"\x11\n\x0fListPodsRequest\"6\n\x06PodRef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0b\n\x03uid\x18\x03 \x01(\t\"@\n\x10ListPodsResponse\x12,\n\x04pods\x18\x01 \x03(\x0b\x32\x1e.memorymanager.v1alpha1.PodRef\"<\n\x0e\x45xplainRequest\x12\x0b\n\x03pod\x18\x01 \x01(\t\x12\r\n\x05hints\x18\x02 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\"&\n\x0f\x45xplainResponse\x12\x13\n\x0b\x65xplanation\x18\x01 \x01(\t2\xff\x05\n\x0bNodeControl\x12V\n\x05\x41\x64mit\x12$.memorymanager.v1alpha1.AdmitRequest\x1a%.memorymanager.v1alpha1.AdmitResponse\"\x00\x12[\n\nWouldAdmit\x12$.memorymanager.v1alpha1.AdmitRequest\x1a%.memorymanager.v1alpha1.AdmitResponse\"\x00\x12Y\n\x06Remove\x12%.memorymanager.v1alpha1.RemoveRequest\x1a&.memorymanager.v1alpha1.RemoveResponse\"\x00\x12V\n\x05Hints\x12$.memorymanager.v1alpha1.HintsRequest\x1a%.memorymanager.v1alpha1.HintsResponse\"\x00\x12k\n\x0cMachineState\x12+.memorymanager.v1alpha1.MachineStateRequest\x1a,.memorymanager.v1alpha1.MachineStateResponse\"\x00\x12\\\n\x07Restart\x12&.memorymanager.v1alpha1.RestartRequest\x1a\'.memorymanager.v1alpha1.RestartResponse\"\x00\x12_\n\x08ListPods\x12\'.memorymanager.v1alpha1.ListPodsRequest\x1a(.memorymanager.v1alpha1.ListPodsResponse\"\x00\x12\\\n\x07\x45xplain\x12&.memorymanager.v1alpha1.ExplainRequest\x1a\'.memorymanager.v1alpha1.ExplainResponse\"\x00\x42$Z\"memorymanager/nodecontrol/v1alpha1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n1memorymanager/server/protos/control/control.proto\x12\x16memorymanager.v1alpha1\"*\n\x0c\x41\x64mitRequest\x12\x0b\n\x03pod\x18\x01 \x01(\t\x12\r\n\x05hints\x18\x02 \x01(\t\"\xc8\x01\n\tPlacement\x12\x11\n\tcontainer\x18\x01 \x01(\t\x12\x12\n\nnuma_nodes\x18\x02 \x03(\x03\x12\x11\n\tpreferred\x18\x03 \x01(\x08\x12=\n\x06memory\x18\x04 \x03(\x0b\x32-.memorymanager.v1alpha1.Placement.MemoryEntry\x12\x13\n\x0b\x63puset_mems\x18\x05 \x01(\t\x1a-\n\x0bMemoryEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x04:\x02\x38\x01\"y\n\rAdmitResponse\x12\x10\n\x08\x61\x64mitted\x18\x01 \x01(\x08\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x35\n\nplacements\x18\x04 \x03(\x0b\x32!.memorymanager.v1alpha1.Placement\"B\n\rRemoveRequest\x12\x0b\n\x03pod\x18\x01 \x01(\t\x12\x11\n\tcontainer\x18\x02 \x01(\t\x12\x11\n\tnamespace\x18\x03 \x01(\t\"\x10\n\x0eRemoveResponse\"\x1b\n\x0cHintsRequest\x12\x0b\n\x03pod\x18\x01 \x01(\t\"L\n\x0cTopologyHint\x12\x12\n\nnuma_nodes\x18\x01 \x03(\x03\x12\x11\n\tpreferred\x18\x02 \x01(\x08\x12\x15\n\rany_numa_node\x18\x03 \x01(\x08\"m\n\rResourceHints\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\x15\n\rno_preference\x18\x02 \x01(\x08\x12\x33\n\x05hints\x18\x03 \x03(\x0b\x32$.memorymanager.v1alpha1.TopologyHint\"t\n\x0e\x43ontainerHints\x12\x11\n\tcontainer\x18\x01 \x01(\t\x12\x15\n\rno_preference\x18\x02 \x01(\x08\x12\x38\n\tresources\x18\x03 \x03(\x0b\x32%.memorymanager.v1alpha1.ResourceHints\"K\n\rHintsResponse\x12:\n\ncontainers\x18\x01 \x03(\x0b\x32&.memorymanager.v1alpha1.ContainerHints\"\x15\n\x13MachineStateRequest\"\x85\x01\n\x0bMemoryTable\x12\x10\n\x08resource\x18\x01 \x01(\t\x12\x16\n\x0etotal_mem_size\x18\x02 \x01(\x04\x12\x17\n\x0fsystem_reserved\x18\x03 \x01(\x04\x12\x13\n\x0b\x61llocatable\x18\x04 \x01(\x04\x12\x10\n\x08reserved\x18\x05 \x01(\x04\x12\x0c\n\x04\x66ree\x18\x06 \x01(\x04\"~\n\rNUMANodeState\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x1d\n\x15number_of_assignments\x18\x02 \x01(\x04\x12\r\n\x05\x63\x65lls\x18\x03 \x03(\x03\x12\x33\n\x06memory\x18\x04 \x03(\x0b\x32#.memorymanager.v1alpha1.MemoryTable\"L\n\x14MachineStateResponse\x12\x34\n\x05nodes\x18\x01 \x03(\x0b\x32%.memorymanager.v1alpha1.NUMANodeState\"!\n\x0eRestartRequest\x12\x0f\n\x07kubelet\x18\x01 \x01(\t\"\x11\n\x0fRestartResponse\"\x11\n\x0fListPodsRequest\"6\n\x06PodRef\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\tnamespace\x18\x02 \x01(\t\x12\x0b\n\x03uid\x18\x03 \x01(\t\"@\n\x10ListPodsResponse\x12,\n\x04pods\x18\x01 \x03(\x0b\x32\x1e.memorymanager.v1alpha1.PodRef\"<\n\x0e\x45xplainRequest\x12\x0b\n\x03pod\x18\x01 \x01(\t\x12\r\n\x05hints\x18\x02 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x03 \x01(\t\"&\n\x0f\x45xplainResponse\x12\x13\n\x0b\x65xplanation\x18\x01 \x01(\t2\xff\x05\n\x0bNodeControl\x12V\n\x05\x41\x64mit\x12$.memorymanager.v1alpha1.AdmitRequest\x1a%.memorymanager.v1alpha1.AdmitResponse\"\x00\x12[\n\nWouldAdmit\x12$.memorymanager.v1alpha1.AdmitRequest\x1a%.memorymanager.v1alpha1.AdmitResponse\"\x00\x12Y\n\x06Remove\x12%.memorymanager.v1alpha1.RemoveRequest\x1a&.memorymanager.v1alpha1.RemoveResponse\"\x00\x12V\n\x05Hints\x12$.memorymanager.v1alpha1.HintsRequest\x1a%.memorymanager.v1alpha1.HintsResponse\"\x00\x12k\n\x0cMachineState\x12+.memorymanager.v1alpha1.MachineStateRequest\x1a,.memorymanager.v1alpha1.MachineStateResponse\"\x00\x12\\\n\x07Restart\x12&.memorymanager.v1alpha1.RestartRequest\x1a\'.memorymanager.v1alpha1.RestartResponse\"\x00\x12_\n\x08ListPods\x12\'.memorymanager.v1alpha1.ListPodsRequest\x1a(.memorymanager.v1alpha1.ListPodsResponse\"\x00\x12\\\n\x07\x45xplain\x12&.memorymanager.v1alpha1.ExplainRequest\x1a\'.memorymanager.v1alpha1.ExplainResponse\"\x00\x42$Z\"memorymanager/nodecontrol/v1alpha1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -43,41 +43,41 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ADMITRESPONSE']._serialized_start=324
   _globals['_ADMITRESPONSE']._serialized_end=445
   _globals['_REMOVEREQUEST']._serialized_start=447
-  _globals['_REMOVEREQUEST']._serialized_end=494
-  _globals['_REMOVERESPONSE']._serialized_start=496
-  _globals['_REMOVERESPONSE']._serialized_end=512
-  _globals['_HINTSREQUEST']._serialized_start=514
-  _globals['_HINTSREQUEST']._serialized_end=541
-  _globals['_TOPOLOGYHINT']._serialized_start=543
-  _globals['_TOPOLOGYHINT']._serialized_end=619
-  _globals['_RESOURCEHINTS']._serialized_start=621
-  _globals['_RESOURCEHINTS']._serialized_end=730
-  _globals['_CONTAINERHINTS']._serialized_start=732
-  _globals['_CONTAINERHINTS']._serialized_end=848
-  _globals['_HINTSRESPONSE']._serialized_start=850
-  _globals['_HINTSRESPONSE']._serialized_end=925
-  _globals['_MACHINESTATEREQUEST']._serialized_start=927
-  _globals['_MACHINESTATEREQUEST']._serialized_end=948
-  _globals['_MEMORYTABLE']._serialized_start=951
-  _globals['_MEMORYTABLE']._serialized_end=1084
-  _globals['_NUMANODESTATE']._serialized_start=1086
-  _globals['_NUMANODESTATE']._serialized_end=1212
-  _globals['_MACHINESTATERESPONSE']._serialized_start=1214
-  _globals['_MACHINESTATERESPONSE']._serialized_end=1290
-  _globals['_RESTARTREQUEST']._serialized_start=1292
-  _globals['_RESTARTREQUEST']._serialized_end=1325
-  _globals['_RESTARTRESPONSE']._serialized_start=1327
-  _globals['_RESTARTRESPONSE']._serialized_end=1344
-  _globals['_LISTPODSREQUEST']._serialized_start=1346
-  _globals['_LISTPODSREQUEST']._serialized_end=1363
-  _globals['_PODREF']._serialized_start=1365
-  _globals['_PODREF']._serialized_end=1419
-  _globals['_LISTPODSRESPONSE']._serialized_start=1421
-  _globals['_LISTPODSRESPONSE']._serialized_end=1485
-  _globals['_EXPLAINREQUEST']._serialized_start=1487
-  _globals['_EXPLAINREQUEST']._serialized_end=1547
-  _globals['_EXPLAINRESPONSE']._serialized_start=1549
-  _globals['_EXPLAINRESPONSE']._serialized_end=1587
-  _globals['_NODECONTROL']._serialized_start=1590
-  _globals['_NODECONTROL']._serialized_end=2357
+  _globals['_REMOVEREQUEST']._serialized_end=513
+  _globals['_REMOVERESPONSE']._serialized_start=515
+  _globals['_REMOVERESPONSE']._serialized_end=531
+  _globals['_HINTSREQUEST']._serialized_start=533
+  _globals['_HINTSREQUEST']._serialized_end=560
+  _globals['_TOPOLOGYHINT']._serialized_start=562
+  _globals['_TOPOLOGYHINT']._serialized_end=638
+  _globals['_RESOURCEHINTS']._serialized_start=640
+  _globals['_RESOURCEHINTS']._serialized_end=749
+  _globals['_CONTAINERHINTS']._serialized_start=751
+  _globals['_CONTAINERHINTS']._serialized_end=867
+  _globals['_HINTSRESPONSE']._serialized_start=869
+  _globals['_HINTSRESPONSE']._serialized_end=944
+  _globals['_MACHINESTATEREQUEST']._serialized_start=946
+  _globals['_MACHINESTATEREQUEST']._serialized_end=967
+  _globals['_MEMORYTABLE']._serialized_start=970
+  _globals['_MEMORYTABLE']._serialized_end=1103
+  _globals['_NUMANODESTATE']._serialized_start=1105
+  _globals['_NUMANODESTATE']._serialized_end=1231
+  _globals['_MACHINESTATERESPONSE']._serialized_start=1233
+  _globals['_MACHINESTATERESPONSE']._serialized_end=1309
+  _globals['_RESTARTREQUEST']._serialized_start=1311
+  _globals['_RESTARTREQUEST']._serialized_end=1344
+  _globals['_RESTARTRESPONSE']._serialized_start=1346
+  _globals['_RESTARTRESPONSE']._serialized_end=1363
+  _globals['_LISTPODSREQUEST']._serialized_start=1365
+  _globals['_LISTPODSREQUEST']._serialized_end=1382
+  _globals['_PODREF']._serialized_start=1384
+  _globals['_PODREF']._serialized_end=1438
+  _globals['_LISTPODSRESPONSE']._serialized_start=1440
+  _globals['_LISTPODSRESPONSE']._serialized_end=1504
+  _globals['_EXPLAINREQUEST']._serialized_start=1506
+  _globals['_EXPLAINREQUEST']._serialized_end=1566
+  _globals['_EXPLAINRESPONSE']._serialized_start=1568
+  _globals['_EXPLAINRESPONSE']._serialized_end=1606
+  _globals['_NODECONTROL']._serialized_start=1609
+  _globals['_NODECONTROL']._serialized_end=2376
 # @@protoc_insertion_point(module_scope)

@@ -94,7 +94,7 @@ class NodeControlServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Remove(self, request, context):
-        """Remove an admitted pod (by name or UID), or one of its containers.
+        """Remove an admitted pod (by name and namespace, or UID), or one of its containers.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
