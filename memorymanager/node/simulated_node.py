@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 
 from kubeinputs.features import FeatureGates
 from state.state import StateReader
+from state.types import Block
 from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import new_manager as new_topology_manager
@@ -199,6 +200,9 @@ class AdmitOutcome:
     reason: str = ""
     message: str = ""
     hints: dict[str, ProviderHints] = field(default_factory=dict)
+    # regular init containers' blocks once the pod is admitted, before its containers are created (when
+    # the later containers' creation releases them): what they held while they ran
+    init_blocks: dict[str, Optional[list[Block]]] = field(default_factory=dict)
 
 
 class SimulatedNode:
@@ -373,13 +377,15 @@ class SimulatedNode:
             self._extra_registered = True
         self._current = pod
         self._extra.current = extra
+        init_blocks: dict[str, Optional[list[Block]]] = {}
         try:
             with self.memory_manager.deferred_writes():
-                result = self._admit(pod)
+                result = self._admit(pod, init_blocks)
         finally:
             self._current = None
             self._extra.current = None
-        return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded))
+        return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded),
+                            init_blocks)
 
     def _mark_admitted(self, pod: Pod) -> None:
         """`pod` is active from now on, the latest of the admitted (and of the pods known by name)."""
@@ -389,10 +395,14 @@ class SimulatedNode:
         self._known.pop(pod.uid, None)
         self._known[pod.uid] = pod
 
-    def _admit(self, pod: Pod):
-        """The admission proper (the checkpoint is written once, when it ends)."""
+    def _admit(self, pod: Pod, init_blocks: dict[str, Optional[list[Block]]]):
+        """The admission proper (the checkpoint is written once, when it ends); `init_blocks` receives the
+        regular init containers' blocks between admission and container creation."""
         result = self.topology_manager.admit(pod)
         if result.admit:
+            for container in pod.init_containers:
+                if not container.is_restartable:
+                    init_blocks[container.name] = self.memory_manager.get_memory(pod.uid, container.name)
             self._mark_admitted(pod)
             for container in pod.all_containers():
                 cid = container_id(pod, container.name)

@@ -165,3 +165,12 @@ def test_pod_level_budget_without_shared_pool() -> None:
     assert hints.hints == {"memory": []} and hints.consistent
     assert "leaving no memory for shared containers" in hints.note
     assert e.merges[0].consistent
+
+
+def test_a_burstable_pod_is_not_pinned_and_its_qos_reason_names_what_is_missing() -> None:
+    e = walk("memory/067-burstable-pod-not-pinned.yaml").steps[0].explanation
+    assert e.decision.admitted
+    assert e.decision.why == ("admitted: the pod is Burstable, so it is not pinned (only Guaranteed pods get "
+                              "exclusive NUMA memory)")
+    assert "aligned" not in e.decision.why
+    assert e.asked.qos_reason == "the summed memory requests (1Gi) differ from the summed memory limits (2Gi)"
