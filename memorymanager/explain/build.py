@@ -30,6 +30,7 @@ from memorymanager.explain.merge_part import build_merge_part
 from memorymanager.explain.model import Explanation
 from memorymanager.explain.outcome import build_allocation, build_decision
 from memorymanager.explain.taps import ManagerTap, PolicyTap
+from memorymanager.machine_state import machine_allocatable_terms
 from memorymanager.node.api import fork_in_memory
 from memorymanager.node.simulated_node import POD_SCOPE, SimulatedNode
 from memorymanager.node.render import assignments_to_obj, machine_state_to_obj
@@ -52,7 +53,7 @@ def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: 
     scope = trial.topology_manager.scope
     policy_tap = PolicyTap(scope.policy)
     before = trial.memory_manager.state().get_machine_state()
-    explanation = Explanation(op=op, asked=build_asked(trial, pod))
+    explanation = Explanation(op=op, asked=build_asked(trial, pod), allocatable=machine_allocatable_terms(before))
     if op == "hints":
         trial.memory_manager = tap
         trial.topology_hints(pod)

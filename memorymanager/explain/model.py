@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from memorymanager.machine_state import AllocatableTerms
+
 SCHEMA_VERSION = 1
 
 
@@ -174,6 +176,7 @@ class Explanation:
 
     op: str
     asked: Optional[Asked] = None
+    allocatable: list[AllocatableTerms] = field(default_factory=list)  # how each node's allocatable comes about
     hints: list[HintsPart] = field(default_factory=list)
     merges: list[MergePart] = field(default_factory=list)
     decision: Optional[Decision] = None

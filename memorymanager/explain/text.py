@@ -10,7 +10,7 @@ import re
 from typing import Optional
 
 from memorymanager.explain.model import Explanation, HintsPart, MergePart, ScenarioView, StepView
-from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
+from memorymanager.explain.units import DERIVATION_HEAD, derivation_lines, fmt_bytes, fmt_nodes, fmt_sizes
 
 WIDTH = 100
 
@@ -163,6 +163,9 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
         lines.append(f"     {part.resource}: max(app {fmt_bytes(part.app)} + sidecars {fmt_bytes(part.sidecars)}, "
                      f"init peak {fmt_bytes(part.init_peak)}{peak}) = {fmt_bytes(part.total)}")
     lines.append(s.head("2. The memory manager's hints"))
+    if e.allocatable:
+        lines.append(f"   {DERIVATION_HEAD}:")
+        lines.extend(line for text in derivation_lines(e.allocatable) for line in _clip(text, 5))
     for part in e.hints:
         lines.extend(_hints_lines(part, s))
     if not e.hints:

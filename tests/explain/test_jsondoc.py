@@ -29,7 +29,8 @@ def documented_tables() -> dict[str, list[str]]:
 def test_every_model_class_is_documented_field_by_field() -> None:
     tables = documented_tables()
     for name in ("StepView", "Explanation", "Asked", "ContainerAsk", "PodPart", "HintsPart", "MaskRow",
-                 "MergePart", "ProviderList", "Rival", "Decision", "AllocationPart", "ContainerAllocation", "Take"):
+                 "MergePart", "ProviderList", "Rival", "Decision", "AllocationPart", "ContainerAllocation", "Take",
+                 "AllocatableTerms"):
         cls = getattr(model, name)
         assert tables[name] == [f.name for f in fields(cls)], name
 
@@ -49,6 +50,7 @@ def test_document_has_the_documented_keys() -> None:
     e = step["explanation"]
     assert list(e) == tables["Explanation"]
     assert list(e["asked"]) == tables["Asked"]
+    assert list(e["allocatable"][0]) == tables["AllocatableTerms"]
     assert list(e["hints"][0]) == tables["HintsPart"]
     assert list(e["hints"][0]["masks"][0]) == tables["MaskRow"]
     assert list(e["merges"][0]) == tables["MergePart"]
