@@ -7,7 +7,7 @@ invalid configuration would make Go wrap around, the default state wraps too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 from state.types import HUGEPAGES_PREFIX, MEMORY, Block, MemoryTable, NUMANodeMap, NUMANodeState
 
@@ -208,6 +208,24 @@ def replay_blocks(
                 f"[memorymanager] (pod: {pod_uid}, container: {container_name}) "
                 "the memory assignment does not fit the machine state"
             )
+
+
+def replay_assignments(
+    expected: NUMANodeMap, assignments: Mapping[str, Mapping[str, Optional[list[Block]]]],
+    pod_blocks: Optional[Callable[[str], Optional[list[Block]]]], strict_fit: bool,
+) -> None:
+    """validateState's replay of every stored assignment into `expected` (a default machine state): pods,
+    then their containers, in sorted order (Go's map order is random); a pod with pod-level blocks
+    (`pod_blocks`, given under PodLevelResourceManagers) replays those instead of its containers'."""
+    for pod_uid in sorted(assignments):
+        if pod_blocks is not None:
+            blocks = pod_blocks(pod_uid)
+            if blocks:
+                replay_blocks(expected, blocks, pod_uid, "", strict_fit)
+                continue
+        containers = assignments[pod_uid] or {}
+        for container_name in sorted(containers):
+            replay_blocks(expected, containers[container_name] or [], pod_uid, container_name, strict_fit)
 
 
 def are_groups_equal(group1: Optional[list[int]], group2: Optional[list[int]]) -> bool:

@@ -21,7 +21,9 @@ from typing import Iterable, Optional
 
 from memorymanager.explain.model import Explanation, ScenarioView, StepView
 from memorymanager.explain.text import explanation_lines
-from memorymanager.explain.units import approx_bytes, fmt_bytes, fmt_nodes
+from memorymanager.explain.start_text import start_text
+from memorymanager.explain.units import DERIVATION_HEAD, approx_bytes, derivation_lines, fmt_bytes, fmt_nodes
+from memorymanager.node.start_diagnosis import StartDiagnosis
 
 BAR_HEIGHT = 150
 BAR_WIDTH = 34
@@ -260,6 +262,28 @@ def render_explanation_page(explanation: Explanation, title: str, machine_state:
     step = StepView(0, explanation.op, title, "passed", [], explanation, machine_state, entries, names or {})
     palette = _Palette()
     return _page(title, [step_html(step, palette, True)], palette)
+
+
+def render_start_page(diagnosis: StartDiagnosis, title: str) -> str:
+    """`explain --start --format html`: kubelet's verdict first, then the picture of what this machine and
+    configuration give (the checkpoint's assignments placed on it) beside the whole account."""
+    palette = _Palette()
+    names = {uid: uid for uid in (diagnosis.entries or {})}
+    svg, shown = picture_svg(diagnosis.machine_state, diagnosis.entries, names, palette)
+    verdict = ('<p class="reason ok">kubelet starts</p>' if diagnosis.starts
+               else f'<p class="reason no">kubelet does not start: {_e(diagnosis.error)}</p>')
+    body = (f'<section class="start">{verdict}<div class="body"><div class="picture">{svg}'
+            f'{_legend(shown, names, palette)}{_derivation_html(diagnosis.allocatable)}</div>'
+            f'<div class="explain"><pre>{_e(start_text(diagnosis))}</pre></div></div></section>')
+    return _page(title, [body], palette)
+
+
+def _derivation_html(rows: list) -> str:
+    """How each node's allocatable comes about, one line per node, under the picture."""
+    if not rows:
+        return ""
+    return (f'<div class="derivation"><div>{_e(DERIVATION_HEAD)}</div>'
+            + "".join(f"<div>{_e(line)}</div>" for line in derivation_lines(rows)) + "</div>")
 
 
 def write_report(paths: list[str], output: str, merge_fn=None) -> None:

@@ -20,12 +20,10 @@ from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import new_manager as new_topology_manager
 
-from kubeinputs.kubelet_config import (EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESERVED, KubeletConfig,
-                                       node_allocatable_reservation, node_allocatable_terms,
-                                       validate_kubelet_configuration)
+from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod
-from memorymanager.reserved_memory import ReservedMemoryMismatchError
+from memorymanager.node.reservation import reserved_memory_hint
 from memorymanager.manager import new_manager as new_memory_manager
 
 POD_SCOPE = "pod"
@@ -43,40 +41,6 @@ class KubeletStartError(NodeError):
     """
 
     hint: Optional[str] = None
-
-
-def reserved_memory_hint(error: Any, config: KubeletConfig, machine: MachineInfo) -> Optional[str]:
-    """The rule behind kubelet's "the total amount ... is not equal to the value ... determined by Node
-    Allocatable feature", with its numbers: reservedMemory, summed over NUMA nodes, must equal
-    systemReserved + kubeReserved (+ evictionHard memory.available for `memory`), each term shown."""
-    while error is not None and not isinstance(error, ReservedMemoryMismatchError):
-        error = error.__cause__ or error.__context__
-    if error is None:
-        return None
-    name = error.resource
-    try:
-        terms = node_allocatable_terms(config, machine)
-    except ValueError:  # cannot happen after a successful reservation; no hint rather than a second error
-        return None
-    parts = [f"{source} {terms[source].get(name, 0)}" for source in (SYSTEM_RESERVED, KUBE_RESERVED)]
-    if name == "memory":
-        threshold = config.eviction_hard.get("memory.available")
-        part = f"{EVICTION_HARD} memory.available {terms[EVICTION_HARD].get('memory', 0)}"
-        if threshold is not None and threshold.endswith("%"):
-            part += f" ({threshold} of {machine.memory_capacity} bytes)"
-        if config.eviction_hard_set is None:
-            part += " (kubelet's default)"
-        parts.append(part)
-    return (f"hint: reservedMemory of type {name}, summed over the NUMA nodes, must equal the Node Allocatable "
-            f"reservation: reservedMemory total {_with_bytes(error.reserved)} != {' + '.join(parts)} = "
-            f"{_with_bytes(error.allocatable)}")
-
-
-def _with_bytes(quantity: Any) -> str:
-    """`1G (1000000000 bytes)`; a quantity written in bytes already stays as it is."""
-    text = str(quantity)
-    size = str(quantity.value_bytes())
-    return text if text == size else f"{text} ({size} bytes)"
 
 
 def container_id(pod: Pod, container_name: str) -> str:

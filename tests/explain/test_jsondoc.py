@@ -67,3 +67,21 @@ def test_only_step_document() -> None:
     doc = scenario_document(view, 1)
     assert [s["index"] for s in doc["steps"]] == [1]
     assert doc["steps"][0]["explanation"]["merges"][0]["winner"] == {"numaAffinity": [1], "preferred": True}
+
+
+def test_start_document_has_the_documented_keys() -> None:
+    from memorymanager.explain.jsondoc import start_document
+    from memorymanager.explain.start import start_of_scenario
+    from memorymanager.node import reservation, start_diagnosis
+
+    tables = documented_tables()
+    for cls in (start_diagnosis.StartDiagnosis, reservation.ReservationSum, start_diagnosis.StateDrift,
+                start_diagnosis.StartFix):
+        assert tables[cls.__name__] == [f.name for f in fields(cls)], cls.__name__
+    path = "fixtures/scenarios/tutorial/008-checkpoint-after-a-reboot.yaml"
+    doc = json.loads(json.dumps(start_document({"scenario": path}, start_of_scenario(str(ROOT / path)))))
+    assert list(doc) == tables["Start document"]
+    assert list(doc["start"]) == tables["StartDiagnosis"]
+    assert list(doc["start"]["reservations"][0]) == tables["ReservationSum"]
+    assert list(doc["start"]["drift"][0]) == tables["StateDrift"]
+    assert list(doc["start"]["fixes"][0]) == tables["StartFix"]
