@@ -63,7 +63,7 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
         if steps[args.step].op not in EXPLAINED_OPS:
             raise ExplainError(f"{args.path}: steps[{args.step}]: a {steps[args.step].op} step; "
                                "only admit and hints steps are explained")
-    view = walk_scenario(scenario, args.step)
+    view = walk_scenario(scenario, args.step, what_if=args.what_if)
     if args.format == "json":
         return dumps(scenario_document(view, args.step))
     if args.format == "html":
@@ -124,7 +124,7 @@ def _render_node(args: argparse.Namespace, color: bool) -> str:
     from memorymanager.explain.live import explain_on_node
 
     kept: dict = {}
-    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept)
+    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept, args.what_if)
     if args.format == "json":
         from memorymanager.explain.jsondoc import dumps, node_document
 

@@ -214,6 +214,10 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
         lines.extend(clip("after the containers are created, they hold: " + ", ".join(held), 3))
     lines.append("   machine state:")
     lines.extend(_state_lines(alloc.before, alloc.after))
+    if e.what_if is not None:
+        from memorymanager.explain.whatif_text import what_if_lines  # it builds on this module's helpers
+
+        lines.extend(what_if_lines(e.what_if))
     return lines
 
 

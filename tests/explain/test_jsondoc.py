@@ -85,3 +85,27 @@ def test_start_document_has_the_documented_keys() -> None:
     assert list(doc["start"]["reservations"][0]) == tables["ReservationSum"]
     assert list(doc["start"]["drift"][0]) == tables["StateDrift"]
     assert list(doc["start"]["fixes"][0]) == tables["StartFix"]
+
+
+def test_what_if_document_has_the_documented_keys() -> None:
+    from memorymanager.explain.walk import walk_scenario
+    from memorymanager.node import api, whatif
+    from memorymanager.runner.scenario import load_scenario
+
+    tables = documented_tables()
+    for cls in (model.WhatIf, model.MaskShortfall, whatif.RemovalFix, whatif.SettingTry, whatif.LargestFit,
+                whatif.NodeHeadroom, api.Admission, api.Placement):
+        assert tables[cls.__name__] == [f.name for f in fields(cls)], cls.__name__
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios/tutorial/006-what-would-make-it-fit.yaml")),
+                         what_if=True)
+    docs = [json.loads(json.dumps(scenario_document(view, i)))["steps"][0]["explanation"] for i in (1, 2)]
+    admitted, refused = docs[0]["what_if"], docs[1]["what_if"]
+    assert list(refused) == tables["WhatIf"] and list(admitted["headroom"][0]) == tables["NodeHeadroom"]
+    assert list(refused["shortfalls"][0]) == tables["MaskShortfall"]
+    assert list(refused["removals"][0]) == tables["RemovalFix"]
+    assert list(refused["removals"][0]["admission"]) == tables["Admission"]
+    assert list(refused["removals"][0]["admission"]["placements"]["app"]) == tables["Placement"]
+    assert list(refused["settings"][0]) == tables["SettingTry"]
+    assert list(refused["largest"]) == tables["LargestFit"]
+    assert json.loads(json.dumps(scenario_document(walk("tutorial/001-single-node-fit.yaml"))))["steps"][0][
+        "explanation"]["what_if"] is None  # only when asked for

@@ -13,7 +13,7 @@ PAGE = ROOT / "docs" / "tutorial.md"
 
 def test_embedded_outputs_equal_the_command() -> None:
     found = blocks(PAGE.read_text(encoding="utf-8"))
-    assert len(found) == 7
+    assert len(found) == 9
     cwd = os.getcwd()
     os.chdir(ROOT)  # the markers' paths are relative to the repository root
     try:
@@ -29,4 +29,4 @@ def test_embedded_outputs_equal_the_command() -> None:
 def test_tutorial_scenarios_pass() -> None:
     report = run_paths([str(TUTORIAL)])
     assert [s.status for s in report.scenarios] == ["passed"] * len(list(TUTORIAL.glob("*.yaml")))
-    assert len(report.scenarios) == 7
+    assert len(report.scenarios) == 8
