@@ -146,8 +146,8 @@ def _state_lines(before: Optional[dict], after: Optional[dict]) -> list[str]:
     return lines
 
 
-def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
-    """The five parts of one explanation."""
+def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True) -> list[str]:
+    """The five parts of one explanation, and part 6 when it was asked for (and `what_if`)."""
     s = _Style(color)
     if e.error:
         return [s.bad(e.error)]
@@ -214,7 +214,7 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
         lines.extend(clip("after the containers are created, they hold: " + ", ".join(held), 3))
     lines.append("   machine state:")
     lines.extend(_state_lines(alloc.before, alloc.after))
-    if e.what_if is not None:
+    if e.what_if is not None and what_if:
         from memorymanager.explain.whatif_text import what_if_lines  # it builds on this module's helpers
 
         lines.extend(what_if_lines(e.what_if))

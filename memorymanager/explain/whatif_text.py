@@ -39,7 +39,7 @@ def _shortfall_line(row: MaskShortfall) -> str:
     tail = f", but {row.blocked_by}" if row.blocked_by else ""
     if not row.preferred_width and not tail:
         tail = ", but it is wider than the preferred width"
-    return f"{fmt_nodes(row.nodes):<7}{what} (free: {free}){tail}"
+    return f"{fmt_nodes(row.nodes) + ':':<7}{what} (free: {free}){tail}"
 
 
 def _shortfalls_that_matter(rows: list[MaskShortfall]) -> list[MaskShortfall]:
@@ -58,54 +58,57 @@ def _requests(requests: Mapping[str, Mapping[str, int]]) -> str:
     return "; ".join(f"{owner} {fmt_sizes(dict(sizes))}" for owner, sizes in requests.items())
 
 
-def _headroom_lines(rows: list[NodeHeadroom]) -> list[str]:
+def _headroom_items(rows: list[NodeHeadroom]) -> list[tuple[int, str]]:
     """Per node the free memory left; groups once, with what they may serve."""
-    lines = []
+    items = []
     groups = set()
     for room in rows:
         free = ", ".join(f"{r} {fmt_bytes(f)} free of {fmt_bytes(room.allocatable.get(r, 0))}"
                          for r, f in room.free.items())
         tail = "" if room.usable_alone else f" (in the group {fmt_nodes(room.cells)}: not usable alone)"
-        lines.append(f"     node {room.node}: {free}{tail}")
+        items.append((5, f"node {room.node}: {free}{tail}"))
         if not room.usable_alone and room.cells not in groups:
             groups.add(room.cells)
-            lines.extend(clip(f"group {fmt_nodes(room.cells)}: {fmt_sizes(dict(room.group_free))} free, for a mask "
-                              "equal to the group only", 5))
-    return lines
+            items.append((5, f"group {fmt_nodes(room.cells)}: {fmt_sizes(dict(room.group_free))} free, for a mask "
+                             "equal to the group only"))
+    return items
 
 
-def what_if_lines(w: WhatIf) -> list[str]:
-    """Part 6."""
+def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
+    """Part 6 as (indent, one unwrapped line): the heading at 0."""
     if w.admitted:
-        return ["6. Headroom after the admission"] + _headroom_lines(w.headroom)
-    lines = [f"6. What would make it fit (each answer checked by admitting on a copy of the node; "
-             f"{w.checks} admissions)"]
+        return [(0, "6. Headroom after the admission")] + _headroom_items(w.headroom)
+    items = [(0, f"6. What would make it fit (each answer checked by admitting on a copy of the node; "
+                 f"{w.checks} admissions)")]
     shown = _shortfalls_that_matter(w.shortfalls)
     if shown:
-        lines.append(f"   free memory each mask lacks for {shown[0].target}:")
-        lines.extend(line for row in shown for line in clip(_shortfall_line(row), 5))
+        items.append((3, f"free memory each mask lacks for {shown[0].target}:"))
+        items.extend((5, _shortfall_line(row)) for row in shown)
     elif w.shortfalls:
         fits = ", ".join(fmt_nodes(r.nodes) for r in w.shortfalls if r.preferred_width)
-        lines.extend(clip(f"memory fits {w.shortfalls[0].target} on {fits} (the preferred width): memory is not "
-                          "what keeps it out", 3))
-    if w.removals:
-        for i, fix in enumerate(w.removals):
-            lead = "removing " if i == 0 else "or removing "
-            lines.extend(clip(f"{lead}{', '.join(fix.pods)} (frees {_by_node(fix.freed)}): {placed(fix.admission)}",
-                              3))
+        items.append((3, f"memory fits {w.shortfalls[0].target} on {fits} (the preferred width): memory is not "
+                         "what keeps it out"))
+    for i, fix in enumerate(w.removals):
+        lead = "removing " if i == 0 else "or removing "
+        items.append((3, f"{lead}{', '.join(fix.pods)} (frees {_by_node(fix.freed)}): {placed(fix.admission)}"))
     if w.removal_note:
-        lines.extend(clip(("removing pods: " if not w.removals else "") + w.removal_note, 3))
+        items.append((3, ("removing pods: " if not w.removals else "") + w.removal_note))
     admitted = [t for t in w.settings if t.admission is not None and t.admission.admitted]
     for t in admitted:
-        lines.extend(clip(f"topology manager policy {t.policy}, scope {t.scope}: {placed(t.admission)}", 3))
+        items.append((3, f"topology manager policy {t.policy}, scope {t.scope}: {placed(t.admission)}"))
     if w.settings and not admitted:
         tried = ", ".join(f"{t.policy}/{t.scope}" for t in w.settings)
-        lines.extend(clip(f"no other topology manager policy or scope admits it (tried {tried})", 3))
+        items.append((3, f"no other topology manager policy or scope admits it (tried {tried})"))
     if w.largest is not None:
         text = f"the largest request of this shape admitted now: {_requests(w.largest.requests)}: {placed(w.largest.admission)}"
         if w.largest.refused_above is not None:
             text += f"; {_requests(w.largest.refused_above)} is refused"
-        lines.extend(clip(text, 3))
+        items.append((3, text))
     elif w.largest_note:
-        lines.extend(clip(f"the largest request of this shape: {w.largest_note}", 3))
-    return lines
+        items.append((3, f"the largest request of this shape: {w.largest_note}"))
+    return items
+
+
+def what_if_lines(w: WhatIf) -> list[str]:
+    """Part 6 for a terminal: each line wrapped at 100 columns."""
+    return [line for indent, text in what_if_items(w) for line in clip(text, indent)]
