@@ -37,7 +37,7 @@ summary{cursor:pointer;padding:5px 0}summary .badge{border-radius:4px;padding:1p
 .reason .why{font-weight:normal}.whatif{font-size:13px;margin:0 0 8px;padding:6px 10px;background:#fffde7;
 border-left:3px solid #f9a825}.whatif div{text-indent:-1.2em;margin-left:1.2em}.whatif div:first-child{font-weight:600}
 .picture{flex:0 0 auto}.explain{flex:1 1 38em;min-width:30em}.derivation{font-size:12px;color:#37474f;margin-top:6px}
-.explain pre{font:12px/1.35 ui-monospace,monospace;white-space:pre-wrap;background:#fafafa;padding:8px;margin:0}
+.explain pre{font:12px/1.35 ui-monospace,monospace;white-space:pre;overflow-x:auto;background:#fafafa;padding:8px;margin:0}
 .legend{max-width:420px}.legend span{display:inline-block;margin-right:10px;font-size:12px}.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
 """ + picture.CSS
 
