@@ -130,3 +130,39 @@ def test_api_arguments_are_checked() -> None:
         n.largest_admissible({"metadata": {"name": "b"}, "spec": {"containers": [
             {"name": "app", "resources": {"requests": {"memory": "1Gi"}}}]}})
     assert memorymanager.NodeHeadroom is whatif.NodeHeadroom and memorymanager.LargestFit is whatif.LargestFit
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SIZES = st.sampled_from(["512Mi", "1Gi", "1536Mi", "2Gi", "3Gi", "5Gi"])
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=st.sampled_from(["single-numa-node", "restricted", "best-effort"]),
+       admitted=st.lists(SIZES, min_size=1, max_size=4), asked=SIZES)
+def test_every_what_if_answer_holds_when_made_for_real(policy, admitted, asked) -> None:
+    """Whatever the node holds, each removal the search reports admits the pod once those pods are really
+    removed, and the largest request of the shape is admitted while the next one up is refused."""
+    def fresh():
+        n = node(policy)
+        for i, size in enumerate(admitted):
+            n.admit(pod(f"p{i}", size))
+        return n
+
+    n = fresh()
+    target = pod("asked", asked)
+    if n.would_admit(target).admitted:
+        return
+    search = whatif.removals_that_admit(n.simulated_node, parse_pod(target))
+    assert [len(f.pods) for f in search.fixes] == sorted(len(f.pods) for f in search.fixes)
+    for fix in search.fixes:
+        real = fresh()
+        for name in fix.pods:
+            real.remove(name)
+        assert real.admit(target) == fix.admission and fix.admission.admitted
+    fit = n.largest_admissible(target)
+    if fit is not None:
+        assert n.would_admit(pod("asked", str(fit.requests["app"]["memory"]))) == fit.admission
+        if fit.refused_above is not None:
+            assert not n.would_admit(pod("asked", str(fit.refused_above["app"]["memory"]))).admitted
