@@ -4,7 +4,7 @@ copy of the node; the free memory each candidate mask lacks is read from the mas
 (calculateHints' own sums) and the machine state the refused hint call saw."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from kubeinputs.pod import Pod
 from memorymanager.explain.model import Explanation, HintsPart, MaskShortfall, WhatIf
@@ -47,7 +47,7 @@ def shortfalls(part: HintsPart, call: HintCall) -> list[MaskShortfall]:
     return rows[:MAX_SHORTFALLS]
 
 
-def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: Any, explanation: Explanation,
+def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: whatif.Extra, explanation: Explanation,
                   hint_calls: list[HintCall]) -> WhatIf:
     """Part 6: for an admitted pod the headroom on the copy that admitted it; for a refused pod the mask
     shortfalls, the removals, the other settings and the largest request, checked on copies of `node`."""

@@ -10,7 +10,7 @@ reservedMemory entries that would add up, to be checked by starting a node with 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 from kubeinputs.kubelet_config import (EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESERVED, KubeletConfig,
                                        node_allocatable_reservation, node_allocatable_terms)
@@ -85,7 +85,7 @@ def reservation_sums(config: KubeletConfig, machine: MachineInfo) -> list[Reserv
     return rows
 
 
-def reserved_memory_hint(error: Any, config: KubeletConfig, machine: MachineInfo) -> Optional[str]:
+def reserved_memory_hint(error: Optional[BaseException], config: KubeletConfig, machine: MachineInfo) -> Optional[str]:
     """The rule behind kubelet's "the total amount ... is not equal to the value ... determined by Node
     Allocatable feature", with its numbers: reservedMemory, summed over NUMA nodes, must equal
     systemReserved + kubeReserved (+ evictionHard memory.available for `memory`), each term shown."""
@@ -106,7 +106,7 @@ def reserved_memory_hint(error: Any, config: KubeletConfig, machine: MachineInfo
             f"{_with_bytes(error.allocatable)}")
 
 
-def _with_bytes(quantity: Any) -> str:
+def _with_bytes(quantity: Quantity) -> str:
     """`1G (1000000000 bytes)`; a quantity written in bytes already stays as it is."""
     text = str(quantity)
     size = str(quantity.value_bytes())

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional, Union
 
 from kubeinputs.features import MEMORY_MANAGER_DRIFT_TOLERANCE_GATE, POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from kubeinputs.kubelet_config import KubeletConfig, parse_kubelet_config
@@ -70,8 +70,8 @@ class StateDrift:
     nodes: list[int]
     resource: str
     field: str
-    stored: Any
-    expected: Any
+    stored: Union[int, list[int], bool, None]
+    expected: Union[int, list[int], bool, None]
 
 
 @dataclass(frozen=True)
@@ -81,12 +81,12 @@ class StartFix:
     (`lost`: the stored assignments, pod UID -> container -> blocks; `lost_pods`: pod-level blocks)."""
 
     kind: str
-    config: dict[str, Any]
+    config: dict[str, object]
     delete_checkpoint: bool
     starts: bool
     error: str = ""
-    lost: dict[str, Any] = field(default_factory=dict)
-    lost_pods: dict[str, Any] = field(default_factory=dict)
+    lost: dict[str, object] = field(default_factory=dict)
+    lost_pods: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -207,13 +207,13 @@ def _quantity(size: int) -> str:
     return str(Quantity.from_int(size, BINARY_SI))
 
 
-def reserved_memory_lines(by_node: dict[int, dict[str, int]]) -> list[dict[str, Any]]:
+def reserved_memory_lines(by_node: dict[int, dict[str, int]]) -> list[dict[str, object]]:
     """NUMA node -> resource -> bytes as KubeletConfiguration's reservedMemory list."""
     return [{"numaNode": node_id, "limits": {r: _quantity(size) for r, size in sorted(limits.items())}}
             for node_id, limits in sorted(by_node.items()) if limits]
 
 
-def _with(config: KubeletConfig, fields: dict[str, Any]) -> Optional[KubeletConfig]:
+def _with(config: KubeletConfig, fields: dict[str, object]) -> Optional[KubeletConfig]:
     """The configuration with some fields set, None when the fields do not parse."""
     try:
         return parse_kubelet_config(fields, "fix", base=config)
@@ -229,11 +229,11 @@ class _Starter:
         """The inputs every fix starts from."""
         self.machine, self.config, self.checkpoint, self.shown, self.loaded = machine, config, checkpoint, shown, loaded
 
-    def fix(self, kind: str, fields: dict[str, Any], delete: bool = False) -> StartFix:
+    def fix(self, kind: str, fields: dict[str, object], delete: bool = False) -> StartFix:
         """One fix, checked."""
         config = _with(self.config, fields) if fields else self.config
-        lost: dict[str, Any] = {}
-        lost_pods: dict[str, Any] = {}
+        lost: dict[str, object] = {}
+        lost_pods: dict[str, object] = {}
         if delete and self.loaded is not None:
             lost = assignments_to_obj(self.loaded.entries or {}) or {}
             lost_pods = pod_assignments_to_obj(self.loaded.pod_entries) or {}

@@ -29,8 +29,8 @@ from __future__ import annotations
 import itertools
 import os
 import tempfile
-from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Optional
+from dataclasses import dataclass, replace
+from typing import Mapping, Optional
 
 from kubeinputs.features import POD_LEVEL_RESOURCES_GATE, FeatureGates
 from kubeinputs.kubelet_config import parse_kubelet_config
@@ -39,7 +39,7 @@ from kubeinputs.qos import GUARANTEED, get_pod_qos
 from kubeinputs.quantity import BINARY_SI, Quantity, parse_quantity
 from memorymanager.machine_state import release_memory
 from memorymanager.node.api import Admission, admission_of, fork_in_memory
-from memorymanager.node.simulated_node import POD_SCOPE, KubeletStartError, SimulatedNode
+from memorymanager.node.simulated_node import POD_SCOPE, FixedHintProvider, KubeletStartError, SimulatedNode
 from memorymanager.policy_static import StaticPolicy
 from memorymanager.reference_hints import check_mask
 from memorymanager.requests import get_container_requested_resources, get_pod_requested_resources
@@ -47,9 +47,11 @@ from memorymanager.reusable_memory import no_reuse
 from state import CHECKPOINT_FILE_NAME
 from state.checkpoint_manager import NoSyncFileOps
 from state.checkpoint_writer import encode_checkpoint
-from state.types import MEMORY, NUMANodeMap, is_memory_resource
+from state.types import NUMANodeMap, is_memory_resource
 from topologymanager import bitmask
 from topologymanager.policy import POLICY_NONE
+
+Extra = Optional[FixedHintProvider]  # other providers' hints for the admission, as SimulatedNode.admit takes them
 
 MAX_CHECKS = 48  # admissions on forks per search
 MAX_REMOVED = 3  # the largest set of pods a removal search tries (then: every pod)
@@ -186,7 +188,7 @@ def _released(node: SimulatedNode, pods: tuple[Pod, ...]) -> NUMANodeMap:
     return machine_state
 
 
-def _without(node: SimulatedNode, pods: tuple[Pod, ...], pod: Pod, extra: Any) -> RemovalFix | None:
+def _without(node: SimulatedNode, pods: tuple[Pod, ...], pod: Pod, extra: Extra) -> RemovalFix | None:
     """The pod's admission on a fork without `pods`: a RemovalFix when admitted, else None."""
     trial = fork_in_memory(node)
     for gone in pods:
@@ -209,7 +211,7 @@ def _freed(before: NUMANodeMap, after: NUMANodeMap) -> dict[int, dict[str, int]]
     return freed
 
 
-def removals_that_admit(node: SimulatedNode, pod: Pod, extra: Any = None, max_pods: int = MAX_REMOVED,
+def removals_that_admit(node: SimulatedNode, pod: Pod, extra: Extra = None, max_pods: int = MAX_REMOVED,
                         max_checks: int = MAX_CHECKS) -> RemovalSearch:
     """Which admitted pods' removal lets `pod` in, fewest pods first (at most MAX_REMOVAL_FIXES sets of the
     smallest size found, each checked); see the module's docstring."""
@@ -254,7 +256,7 @@ def removals_that_admit(node: SimulatedNode, pod: Pod, extra: Any = None, max_po
 # ----- other settings ---------------------------------------------------------------------------
 
 
-def restarted_with(node: SimulatedNode, fields: Mapping[str, Any], folder: str) -> SimulatedNode:
+def restarted_with(node: SimulatedNode, fields: Mapping[str, object], folder: str) -> SimulatedNode:
     """A new node restarted from a copy of `node`'s state with changed KubeletConfiguration fields, its
     checkpoint in `folder` (as kubelet restarts with a new configuration; `node` is not touched). Raises
     KubeletStartError when kubelet would not start so."""
@@ -271,7 +273,7 @@ def restarted_with(node: SimulatedNode, fields: Mapping[str, Any], folder: str) 
     return restarted
 
 
-def _settings(node: SimulatedNode, extra: Any) -> list[tuple[str, str]]:
+def _settings(node: SimulatedNode, extra: Extra) -> list[tuple[str, str]]:
     """Every (policy, scope) but the node's own; injected hints given for one scope are tried in that scope only."""
     scopes = SCOPES
     if extra is not None:
@@ -286,7 +288,7 @@ def _settings(node: SimulatedNode, extra: Any) -> list[tuple[str, str]]:
     return out
 
 
-def other_settings(node: SimulatedNode, pod: Pod, extra: Any = None) -> list[SettingTry]:
+def other_settings(node: SimulatedNode, pod: Pod, extra: Extra = None) -> list[SettingTry]:
     """The pod's admission under every other topology manager policy and scope (one restart each)."""
     tries: list[SettingTry] = []
     for policy, scope in _settings(node, extra):
@@ -417,7 +419,7 @@ def unpinned_reason(node: SimulatedNode, pod: Pod) -> str:
     return ""
 
 
-def largest_admissible(node: SimulatedNode, pod: Pod, extra: Any = None,
+def largest_admissible(node: SimulatedNode, pod: Pod, extra: Extra = None,
                        max_checks: int = MAX_CHECKS) -> tuple[Optional[LargestFit], int]:
     """The largest request of the pod's shape admitted now (see the module's docstring), None when no size
     is admitted, and the number of admissions checked. The pod must ask for memory or hugepages."""
@@ -432,7 +434,7 @@ def largest_admissible(node: SimulatedNode, pod: Pod, extra: Any = None,
     high = max(low, shape.k_of(capacity, shape.sizes[shape.primary]))  # the primary request alone fills the node
     candidates = sorted({k for k in _breakpoints(node, shape) | {high} if low <= k <= high}, reverse=True)
     checks = 0
-    verdicts: dict[int, Any] = {}
+    verdicts: dict[int, tuple[bool, Admission]] = {}
 
     def admitted(k: int) -> bool:
         """Admit the pod at k units on a fork (remembered)."""
