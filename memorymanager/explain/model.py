@@ -190,6 +190,7 @@ class WhatIf:
 
     admitted: bool
     shortfalls: list[MaskShortfall] = field(default_factory=list)
+    shortfall_note: str = ""  # when no mask even has the allocatable memory: the most any has
     removals: list[RemovalFix] = field(default_factory=list)
     removal_note: str = ""
     settings: list[SettingTry] = field(default_factory=list)

@@ -9,6 +9,7 @@ from typing import Optional
 from kubeinputs.pod import Pod
 from memorymanager.explain.model import Explanation, HintsPart, MaskShortfall, WhatIf
 from memorymanager.explain.taps import HintCall
+from memorymanager.explain.units import fmt_nodes, fmt_sizes
 from memorymanager.node import whatif
 from memorymanager.node.simulated_node import SimulatedNode
 
@@ -62,6 +63,11 @@ def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: wh
     call = next((c for c in reversed(hint_calls) if c.target == target), None)
     if part is not None and call is not None:
         result.shortfalls = shortfalls(part, call)
+        if not result.shortfalls and part.masks:
+            widest = max(part.masks, key=lambda r: (sum(r.allocatable.values()), -len(r.nodes)))
+            result.shortfall_note = (f"no mask has the allocatable memory for {target}'s {fmt_sizes(part.requested)}: "
+                                     f"the most is {fmt_sizes(widest.allocatable)} on {fmt_nodes(widest.nodes)} "
+                                     "(whatever is removed)")
     search = whatif.removals_that_admit(node, pod, extra)
     result.removals, result.removal_note, result.checks = list(search.fixes), search.note, search.checks
     result.settings = whatif.other_settings(node, pod, extra)
@@ -73,5 +79,5 @@ def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: wh
         result.largest, checks = whatif.largest_admissible(node, pod, extra)
         result.checks += checks
         if result.largest is None:
-            result.largest_note = f"none is admitted now ({checks} sizes checked)"
+            result.largest_note = f"none is admitted now ({checks} size{'s' if checks != 1 else ''} checked)"
     return result

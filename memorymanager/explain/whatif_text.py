@@ -88,6 +88,8 @@ def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
         fits = ", ".join(fmt_nodes(r.nodes) for r in w.shortfalls if r.preferred_width)
         items.append((3, f"memory fits {w.shortfalls[0].target} on {fits} (the preferred width): memory is not "
                          "what keeps it out"))
+    if w.shortfall_note:
+        items.append((3, w.shortfall_note))
     for i, fix in enumerate(w.removals):
         lead = "removing " if i == 0 else "or removing "
         items.append((3, f"{lead}{', '.join(fix.pods)} (frees {_by_node(fix.freed)}): {placed(fix.admission)}"))
