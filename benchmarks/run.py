@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, cpu_hints, fleet, hints, large_numa, merge, scale, server, startup
+from benchmarks import admission, cpu_hints, fleet, hints, large_numa, merge, scale, server, startup, whatif
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -29,6 +29,7 @@ TARGETS = {
     "B10": "< 150 ms to start (--version, or one trivial scenario)",
     "B11": "< 5 s each: 10,000 containers in one pod, 10,000 steps (nothing quadratic)",
     "B13": "< 10 ms and < 5 MB peak: CPU manager hints, GB200 shape (64 NUMA nodes, CPUs on 2) and 64 CPU nodes",
+    "B16": "figures only: explain --what-if's searches and --start's diagnosis",
 }
 
 
@@ -71,6 +72,7 @@ def main(argv=None) -> int:
     rows += startup.run(5 if args.quick else args.repeats)
     rows += scale.run(1 if args.quick else 3)
     rows += cpu_hints.run(3 if args.quick else args.repeats)
+    rows += whatif.run(3 if args.quick else 5)
     print_table(rows)
     print()
     for bench, target in TARGETS.items():

@@ -33,11 +33,16 @@ def _add_positive(total: dict[str, Quantity], resources: Mapping[str, Quantity])
         total[name] = quantity.add(total[name]) if name in total else quantity
 
 
-def _has_positive_cpu_and_memory(limits: Mapping[str, Quantity]) -> bool:
-    """Whether `limits` holds positive cpu and memory limits."""
+def _missing_limits(limits: Mapping[str, Quantity]) -> list[str]:
+    """What keeps `limits` from being Guaranteed's: `no cpu limit`, `a memory limit of 0`, ... (empty: nothing)."""
     zero = zero_quantity()
-    found = {name for name, q in limits.items() if name in QOS_COMPUTE_RESOURCES and q.cmp(zero) > 0}
-    return found == set(QOS_COMPUTE_RESOURCES)
+    missing = []
+    for name in QOS_COMPUTE_RESOURCES:
+        if name not in limits:
+            missing.append(f"no {name} limit")
+        elif limits[name].cmp(zero) <= 0:
+            missing.append(f"a {name} limit of {limits[name]}")
+    return missing
 
 
 def _classify(requests: dict[str, Quantity], limits: dict[str, Quantity], guaranteed: bool) -> str:
@@ -55,11 +60,15 @@ def _classify_explained(
     if not guaranteed:
         return BURSTABLE, not_guaranteed_why
     for name, request in requests.items():
-        if name not in limits or limits[name].cmp(request) != 0:
-            return BURSTABLE, f"the summed {name} requests differ from the summed {name} limits"
+        if name not in limits:
+            return BURSTABLE, f"{name} is requested ({request}) but has no limit"
+        if limits[name].cmp(request) != 0:
+            return BURSTABLE, (f"the summed {name} requests ({request}) differ from the summed {name} limits "
+                               f"({limits[name]})")
     if len(requests) == len(limits):
         return GUARANTEED, guaranteed_why
-    return BURSTABLE, "some resource has a limit but no request"
+    unrequested = next(name for name in limits if name not in requests)
+    return BURSTABLE, f"{unrequested} has a limit ({limits[unrequested]}) but no request"
 
 
 def get_pod_qos(pod: Pod, pod_level_resources_enabled: bool) -> str:
@@ -86,9 +95,10 @@ def get_pod_qos_explained(pod: Pod, pod_level_resources_enabled: bool) -> tuple[
             _add_positive(requests, pod.resources.requests)
         if pod.resources.limits:
             _add_positive(limits, pod.resources.limits)
-            if not _has_positive_cpu_and_memory(pod.resources.limits):
+            missing = _missing_limits(pod.resources.limits)
+            if missing:
                 guaranteed = False
-                why = "the pod-level limits lack a positive cpu or memory limit"
+                why = f"the pod-level limits have {' and '.join(missing)}"
         qos, reason = _classify_explained(requests, limits, guaranteed, why,
                                           "the pod-level limits set cpu and memory, and requests equal limits")
         return qos, f"pod-level resources decide: {reason}"
@@ -96,8 +106,9 @@ def get_pod_qos_explained(pod: Pod, pod_level_resources_enabled: bool) -> tuple[
     for container in containers:
         _add_positive(requests, container.resources.requests)
         _add_positive(limits, container.resources.limits)
-        if not _has_positive_cpu_and_memory(container.resources.limits):
+        missing = _missing_limits(container.resources.limits)
+        if missing:
             if guaranteed:
-                why = f"container {container.name!r} has no positive cpu and memory limits"
+                why = f"container {container.name!r} has {' and '.join(missing)}"
             guaranteed = False
     return _classify_explained(requests, limits, guaranteed, why)

@@ -45,8 +45,10 @@ _EXPORTS = {
     "Error": "kubeinputs.errors",
     "InputError": "kubeinputs.errors",
     "KubeletStartError": "memorymanager.node.simulated_node",
+    "LargestFit": "memorymanager.node.whatif",
     "MemoryTable": "state.types",
     "Node": "memorymanager.node.api",
+    "NodeHeadroom": "memorymanager.node.whatif",
     "NodeError": "memorymanager.node.simulated_node",
     "NUMANodeState": "state.types",
     "Placement": "memorymanager.node.api",
@@ -61,6 +63,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from kubeinputs.synthetic_machine import synthetic_machine
     from memorymanager.node.api import Admission, Node, Placement
     from memorymanager.node.simulated_node import KubeletStartError, NodeError
+    from memorymanager.node.whatif import LargestFit, NodeHeadroom
     from state.types import Block, MemoryTable, NUMANodeState
     from topologymanager.hint import TopologyHint
 

@@ -6,9 +6,10 @@ invalid configuration would make Go wrap around, the default state wraps too.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Optional
 
-from state.types import MEMORY, Block, MemoryTable, NUMANodeMap, NUMANodeState
+from state.types import HUGEPAGES_PREFIX, MEMORY, Block, MemoryTable, NUMANodeMap, NUMANodeState
 
 from kubeinputs.machine import hugepage_resource_name
 from memorymanager.policy import MemoryManagerError
@@ -77,6 +78,45 @@ def get_default_machine_state(machine_info, system_reserved: SystemReservedMemor
             total_mem_size=node.memory, system_reserved=reserved, allocatable=allocatable, reserved=0, free=allocatable
         )
     return state
+
+
+@dataclass(frozen=True)
+class AllocatableTerms:
+    """How one NUMA node's allocatable bytes of one resource come about (getDefaultMachineState):
+    `total` (the node's MemTotal, or a hugepage pool) - `hugepages` (regular memory only: every hugepage
+    pool of the node) - `reserved` (reservedMemory) = `allocatable`. `adds_up` is False only for a state
+    that was not made this way (a hand-edited or foreign checkpoint)."""
+
+    node: int
+    resource: str
+    total: int
+    hugepages: int
+    reserved: int
+    allocatable: int
+    adds_up: bool
+
+
+def allocatable_terms(node_id: int, tables: Mapping[str, tuple[int, int, int]]) -> list[AllocatableTerms]:
+    """The allocatable arithmetic of one node from its tables' (total, systemReserved, allocatable): regular
+    memory first, then the hugepage sizes by name. The inverse reading of `get_default_machine_state`."""
+    hugepages = sum(total for name, (total, _, _) in tables.items() if name.startswith(HUGEPAGES_PREFIX))
+    rows = []
+    for name in sorted(tables, key=lambda r: (r != MEMORY, r)):
+        total, reserved, allocatable = tables[name]
+        pools = hugepages if name == MEMORY else 0
+        rows.append(AllocatableTerms(node_id, name, total, pools, reserved, allocatable,
+                                     (total - pools - reserved) & UINT64_MASK == allocatable))
+    return rows
+
+
+def machine_allocatable_terms(machine_state: NUMANodeMap) -> list[AllocatableTerms]:
+    """`allocatable_terms` of every node of a machine state, by NUMA id (null nodes and tables skipped)."""
+    rows: list[AllocatableTerms] = []
+    for node_id, node in sorted(machine_state.items()):
+        tables = {name: (t.total_mem_size, t.system_reserved, t.allocatable)
+                  for name, t in ((node.memory_map or {}) if node is not None else {}).items() if t is not None}
+        rows.extend(allocatable_terms(node_id, tables))
+    return rows
 
 
 def update_machine_state(machine_state: NUMANodeMap, numa_affinity: list[int], resource: str, size: int) -> None:
@@ -168,6 +208,24 @@ def replay_blocks(
                 f"[memorymanager] (pod: {pod_uid}, container: {container_name}) "
                 "the memory assignment does not fit the machine state"
             )
+
+
+def replay_assignments(
+    expected: NUMANodeMap, assignments: Mapping[str, Mapping[str, Optional[list[Block]]]],
+    pod_blocks: Optional[Callable[[str], Optional[list[Block]]]], strict_fit: bool,
+) -> None:
+    """validateState's replay of every stored assignment into `expected` (a default machine state): pods,
+    then their containers, in sorted order (Go's map order is random); a pod with pod-level blocks
+    (`pod_blocks`, given under PodLevelResourceManagers) replays those instead of its containers'."""
+    for pod_uid in sorted(assignments):
+        if pod_blocks is not None:
+            blocks = pod_blocks(pod_uid)
+            if blocks:
+                replay_blocks(expected, blocks, pod_uid, "", strict_fit)
+                continue
+        containers = assignments[pod_uid] or {}
+        for container_name in sorted(containers):
+            replay_blocks(expected, containers[container_name] or [], pod_uid, container_name, strict_fit)
 
 
 def are_groups_equal(group1: Optional[list[int]], group2: Optional[list[int]]) -> bool:

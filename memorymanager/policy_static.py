@@ -30,7 +30,7 @@ from memorymanager.machine_state import (
     are_machine_states_equal,
     get_default_machine_state,
     release_memory,
-    replay_blocks,
+    replay_assignments,
     update_machine_state,
 )
 from memorymanager.memory_drift import PROC_IOMEM_PATH, is_tolerable_machine_state_drift, memory_drift_by_node
@@ -139,15 +139,8 @@ class StaticPolicy:
 
         strict_fit = self.feature_gates.enabled(MEMORY_MANAGER_DRIFT_TOLERANCE_GATE)
         expected = self.get_default_machine_state()
-        for pod_uid in sorted(assignments):
-            if self.pod_level_resource_managers:
-                pod_blocks = state.get_pod_memory_blocks(pod_uid)
-                if pod_blocks:
-                    replay_blocks(expected, pod_blocks, pod_uid, "", strict_fit)
-                    continue
-            containers = assignments[pod_uid] or {}
-            for container_name in sorted(containers):
-                replay_blocks(expected, containers[container_name] or [], pod_uid, container_name, strict_fit)
+        replay_assignments(expected, assignments,
+                           state.get_pod_memory_blocks if self.pod_level_resource_managers else None, strict_fit)
 
         if not are_machine_states_equal(machine_state, expected):
             if self.max_memory_drift == 0 or not is_tolerable_machine_state_drift(

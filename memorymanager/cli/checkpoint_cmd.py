@@ -11,6 +11,8 @@ import os
 from typing import Any, Optional, TextIO
 
 from kubeinputs import gojson
+from memorymanager.explain.units import DERIVATION_HEAD, fmt_derivation
+from memorymanager.machine_state import allocatable_terms
 from memorymanager.node.render import assignments_to_obj, machine_state_to_obj, pod_assignments_to_obj
 from state.checkpoint import CheckpointV1, CheckpointV2, CheckpointV3, read_checkpoint
 from state.checkpoint_errors import CheckpointError
@@ -137,8 +139,13 @@ def _nodes(machine_state: Optional[dict]) -> tuple[list[dict], list[list[int]]]:
                 "total": table.total_mem_size, "systemReserved": table.system_reserved,
                 "allocatable": table.allocatable, "reserved": table.reserved, "free": table.free,
             }
+        derivation = allocatable_terms(node_id, {name: (t["total"], t["systemReserved"], t["allocatable"])
+                                                 for name, t in resources.items() if t is not None})
         nodes.append({"node": node_id, "numberOfAssignments": node.number_of_assignments, "cells": cells,
-                      "resources": resources})
+                      "resources": resources,
+                      "allocatableDerivation": [{"resource": d.resource, "total": d.total, "hugepages": d.hugepages,
+                                                 "reserved": d.reserved, "allocatable": d.allocatable,
+                                                 "addsUp": d.adds_up} for d in derivation]})
         groups.add(tuple(sorted(set(cells))) if cells else (node_id,))
     return nodes, [list(g) for g in sorted(groups)]
 
@@ -174,6 +181,9 @@ def _lines(path: str, r: dict[str, Any]) -> list[str]:
                 continue
             cols = "".join(f"{size_text(table[key]) + ' (' + str(table[key]) + ')':>28}" for _, key in RESOURCE_COLUMNS)
             lines.append(f"  {resource:<16}{cols}")
+        lines.append(f"  {DERIVATION_HEAD}:")
+        lines.extend(f"    {fmt_derivation(d['resource'], d['total'], d['hugepages'], d['reserved'], d['allocatable'], d['addsUp'])}"
+                     for d in node["allocatableDerivation"])
     lines.append("")
     lines.append("NUMA groups: " + (" ".join("[" + ",".join(map(str, g)) + "]" for g in r["groups"]) or "none"))
     lines.append("")

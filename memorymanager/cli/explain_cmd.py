@@ -1,10 +1,15 @@
 """`memorymanager explain`: why a pod lands where it does, or is refused.
 
-    memorymanager explain SCENARIO [--step N] [--format text|json|html] [-o FILE]
-    memorymanager explain --node ROOT POD [--kubelet-config FILE] [--hints FILE] [--format ...] [-o FILE]
+    memorymanager explain SCENARIO [--step N] [--what-if] [--format text|json|html] [-o FILE]
+    memorymanager explain --node ROOT POD [--kubelet-config FILE] [--hints FILE] [--what-if] [--format ...] [-o FILE]
+    memorymanager explain --start SCENARIO | --start --node ROOT [--kubelet-config FILE]
+                          | --start --kubelet-config FILE --machine FILE [--checkpoint FILE]   [--format ...] [-o FILE]
 
 The first form explains every `admit` and `hints` step of a scenario (or step N); the
-second explains one pod on a live node, read-only (see memorymanager/explain/live.py).
+second explains one pod on a live node, read-only (see memorymanager/explain/live.py);
+`--what-if` adds what would make a refused pod fit (or an admitted pod's headroom), each answer
+checked on a copy of the node. `--start` explains why kubelet will not start, read-only
+(see memorymanager/explain/start.py).
 Exit 0 on success; 2 on bad input (the message names the file, the path and the reason).
 """
 from __future__ import annotations
@@ -19,7 +24,7 @@ FORMATS = ("text", "json", "html")
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """Register `explain` with the top-level command parser."""
     p = commands.add_parser("explain", help="explain why kubelet admits a pod where it does, or refuses it")
-    p.add_argument("path", metavar="SCENARIO_OR_POD",
+    p.add_argument("path", metavar="SCENARIO_OR_POD", nargs="?",
                    help="a scenario file; with --node, a v1 Pod manifest (YAML or JSON)")
     p.add_argument("--step", type=int, metavar="N", help="explain only step N (an admit or hints step)")
     p.add_argument("--format", choices=FORMATS, default="text", help="text (default), json or html")
@@ -30,6 +35,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="with --node: the KubeletConfiguration (default ROOT/var/lib/kubelet/config.yaml)")
     p.add_argument("--hints", metavar="FILE",
                    help="with --node: other providers' hints, {container: {resource: [hint]}} or {resource: [hint]}")
+    p.add_argument("--what-if", action="store_true",
+                   help="also what would make a refused pod fit (or an admitted pod's headroom), each answer checked "
+                   "by admitting on a copy of the node")
+    p.add_argument("--start", action="store_true",
+                   help="explain kubelet's start instead (of a scenario, of --node ROOT, or of --kubelet-config with "
+                   "--machine): its error, the arithmetic behind it, and checked fixes")
+    p.add_argument("--machine", metavar="FILE", help="with --start: the cadvisor machine (JSON or YAML)")
+    p.add_argument("--checkpoint", metavar="FILE", help="with --start --machine: the memory_manager_state file")
 
 
 class ExplainError(Exception):
@@ -50,7 +63,7 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
         if steps[args.step].op not in EXPLAINED_OPS:
             raise ExplainError(f"{args.path}: steps[{args.step}]: a {steps[args.step].op} step; "
                                "only admit and hints steps are explained")
-    view = walk_scenario(scenario, args.step)
+    view = walk_scenario(scenario, args.step, what_if=args.what_if)
     if args.format == "json":
         return dumps(scenario_document(view, args.step))
     if args.format == "html":
@@ -66,12 +79,52 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
     return scenario_text(view, color)
 
 
+def _start_usage(args: argparse.Namespace) -> Optional[str]:
+    """What is wrong with the arguments of `explain --start`, or None."""
+    if args.step is not None or args.hints or args.what_if:
+        return "--step, --hints and --what-if do not apply to --start"
+    if args.node is not None:
+        if args.path or args.machine or args.checkpoint:
+            return "--start --node ROOT takes no scenario, --machine or --checkpoint"
+    elif args.machine is not None:
+        if args.path or not args.kubelet_config:
+            return "--start --machine FILE needs --kubelet-config FILE and takes no scenario"
+    elif not args.path or args.kubelet_config or args.checkpoint:
+        return "--start takes a scenario, --node ROOT, or --kubelet-config FILE with --machine FILE"
+    return None
+
+
+def _render_start(args: argparse.Namespace) -> str:
+    """The start form's output in the chosen format."""
+    from memorymanager.explain import start
+
+    if args.node is not None:
+        diagnosis, source = start.start_of_node(args.node, args.kubelet_config), {"node": args.node}
+    elif args.machine is not None:
+        diagnosis = start.start_of_files(args.kubelet_config, args.machine, args.checkpoint)
+        source = {"kubelet_config": args.kubelet_config, "machine": args.machine, "checkpoint": args.checkpoint}
+    else:
+        diagnosis, source = start.start_of_scenario(args.path), {"scenario": args.path}
+    if args.format == "json":
+        from memorymanager.explain.jsondoc import dumps, start_document
+
+        return dumps(start_document(source, diagnosis))
+    if args.format == "html":
+        from memorymanager.explain.html import render_start_page
+
+        return render_start_page(diagnosis, "memorymanager explain --start " + " ".join(
+            f"{key} {value}" for key, value in source.items() if value))
+    from memorymanager.explain.start_text import start_text
+
+    return start_text(diagnosis)
+
+
 def _render_node(args: argparse.Namespace, color: bool) -> str:
     """The live-node form's output in the chosen format."""
     from memorymanager.explain.live import explain_on_node
 
     kept: dict = {}
-    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept)
+    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept, args.what_if)
     if args.format == "json":
         from memorymanager.explain.jsondoc import dumps, node_document
 
@@ -86,20 +139,34 @@ def _render_node(args: argparse.Namespace, color: bool) -> str:
     return "\n".join(explanation_lines(explanation, color)) + "\n"
 
 
+def _usage(args: argparse.Namespace) -> Optional[str]:
+    """What is wrong with the arguments of the scenario and node forms, or None."""
+    if args.machine or args.checkpoint:
+        return "--machine and --checkpoint need --start"
+    if not args.path:
+        return "give a scenario file (or, with --node ROOT, a pod manifest), or --start"
+    if args.node is None and (args.kubelet_config or args.hints):
+        return "--kubelet-config and --hints need --node"
+    if args.node is not None and args.step is not None:
+        return "--step applies to scenarios, not to --node"
+    return None
+
+
 def run(args: argparse.Namespace, out: TextIO, err: Optional[TextIO] = None) -> int:
     """Carry out `explain`; bad input prints one line and exits 2."""
     from kubeinputs.errors import InputError
 
     err = err or sys.stderr
-    if args.node is None and (args.kubelet_config or args.hints):
-        print("memorymanager: error: --kubelet-config and --hints need --node", file=err)
-        return 2
-    if args.node is not None and args.step is not None:
-        print("memorymanager: error: --step applies to scenarios, not to --node", file=err)
+    problem = _start_usage(args) if args.start else _usage(args)
+    if problem is not None:
+        print(f"memorymanager: error: {problem}", file=err)
         return 2
     color = args.output is None and args.format == "text" and hasattr(out, "isatty") and out.isatty()
     try:
-        text = _render_node(args, color) if args.node is not None else _render_scenario(args, color)
+        if args.start:
+            text = _render_start(args)
+        else:
+            text = _render_node(args, color) if args.node is not None else _render_scenario(args, color)
     except (ExplainError, InputError) as exc:
         print(f"memorymanager: error: {exc}", file=err)
         return 2

@@ -30,19 +30,22 @@ from memorymanager.explain.merge_part import build_merge_part
 from memorymanager.explain.model import Explanation
 from memorymanager.explain.outcome import build_allocation, build_decision
 from memorymanager.explain.taps import ManagerTap, PolicyTap
+from memorymanager.explain.whatif_part import build_what_if
+from memorymanager.machine_state import machine_allocatable_terms
 from memorymanager.node.api import fork_in_memory
 from memorymanager.node.simulated_node import POD_SCOPE, SimulatedNode
 from memorymanager.node.render import assignments_to_obj, machine_state_to_obj
 
 
 def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: str = "admit",
-                keep: Optional[dict] = None) -> Explanation:
+                keep: Optional[dict] = None, what_if: bool = False) -> Explanation:
     """The explanation of admitting `pod` (op `admit`) or of its hints (op `hints`) on `node`.
 
     `extra` is the other providers' hint provider for the admission (as `SimulatedNode.admit`
     takes it). The node is not changed. `keep`, when given, receives the copy's machine state
     and assignments after the admission (`machine_state`, `entries`, checkpoint shapes), for
-    drawing it.
+    drawing it. `what_if` adds part 6 (what would make a refused pod fit, or the headroom left),
+    each answer checked on further copies of the node.
     """
     if not node.running:
         why = f" (start failed: {node.start_error})" if node.start_error else ""
@@ -52,7 +55,7 @@ def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: 
     scope = trial.topology_manager.scope
     policy_tap = PolicyTap(scope.policy)
     before = trial.memory_manager.state().get_machine_state()
-    explanation = Explanation(op=op, asked=build_asked(trial, pod))
+    explanation = Explanation(op=op, asked=build_asked(trial, pod), allocatable=machine_allocatable_terms(before))
     if op == "hints":
         trial.memory_manager = tap
         trial.topology_hints(pod)
@@ -71,6 +74,8 @@ def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: 
     ]
     explanation.decision = build_decision(trial, pod, explanation, outcome)
     explanation.allocation = build_allocation(trial, pod, tap.allocate_calls, before, explanation.merges)
+    if what_if:
+        explanation.what_if = build_what_if(node, trial, pod, extra, explanation, tap.hint_calls)
     if keep is not None:
         reader = trial.memory_manager.state()
         keep["machine_state"] = machine_state_to_obj(reader.get_machine_state())

@@ -1,34 +1,29 @@
-"""A self-contained HTML picture of NUMA memory, step by step (no network, inline CSS and SVG).
+"""Self-contained HTML pages of explain (no network, inline CSS and SVG): a scenario step by step
+(`run --html`, `explain SCENARIO --format html`), one pod on a live node, and a kubelet start.
 
-Per step: one bar group per NUMA node (`<g class="numa-node" data-node=...>`), holding one
-bar per resource (`<g class="bar" data-resource=... data-total=... data-system-reserved=...
-data-allocatable=... data-reserved=... data-free=...>`, the machine state's bytes) drawn
-bottom-up as system reserved, each container's memory (one colour per pod, a legend, hover
-titles) and free. Nodes of a multi-NUMA group are drawn joined by a bracket. Beside the
-picture: the step's decision and its explanation text. Steps are `<details>` (collapsible,
-closed by default except failed ones) so that a page of 200 steps on 8 nodes stays small
-and quick (measured in tests/explain/test_html.py).
-
-What the picture cannot know: kubelet records a multi-NUMA block as one size on a group of
-nodes, not how its bytes split over those nodes; inside a group each node's reserved bytes
-are shared among the group's containers in proportion to their block sizes, and the hover
-title says so. The bar's data attributes are always the machine state's exact bytes.
+Per step, the reason first: kubelet's verdict and the one sentence of why, and (with `--what-if`)
+what would make a refused pod fit; then the picture of the node after the step
+(`memorymanager.explain.picture`: one bar per NUMA node and resource on one scale, numbers on every
+bar, the refused request drawn against the free space it did not fit) with the allocatable
+arithmetic of each node under it, beside the explanation text. Steps are `<details>` (collapsible,
+closed by default except failed ones) so that a page of 200 steps on 8 nodes stays small and quick
+(measured in tests/explain/test_html.py).
 """
 from __future__ import annotations
 
 import html
-from typing import Iterable, Optional
+from typing import Optional
 
+from memorymanager.explain import picture
 from memorymanager.explain.model import Explanation, ScenarioView, StepView
+from memorymanager.explain.picture import Palette, legend, picture_svg, picture_width
+from memorymanager.explain.start_text import start_text
 from memorymanager.explain.text import explanation_lines
-from memorymanager.explain.units import approx_bytes, fmt_bytes, fmt_nodes
-
-BAR_HEIGHT = 150
-BAR_WIDTH = 34
-BAR_GAP = 14
-LEFT = 108
-TOP = 14
-ROW_GAP = 52
+from memorymanager.explain.units import DERIVATION_HEAD, derivation_lines, fmt_sizes
+from memorymanager.explain.whatif_part import refused_target
+from memorymanager.explain.whatif_text import what_if_items
+from memorymanager.machine_state import allocatable_terms
+from memorymanager.node.start_diagnosis import StartDiagnosis
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222;background:#fff}
@@ -38,21 +33,17 @@ details.step.failed{border:2px solid #c62828;background:#fff5f5}
 summary{cursor:pointer;padding:5px 0}summary .badge{border-radius:4px;padding:1px 6px;margin-left:8px;font-size:12px}
 .ok{background:#e8f5e9;color:#1b5e20}.no{background:#ffebee;color:#b71c1c}.info{background:#eceff1;color:#37474f}
 .fail{color:#c62828;font-weight:bold}.body{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
-.picture{flex:0 0 auto}.explain{flex:1 1 38em;min-width:30em}
-.explain pre{font:12px/1.35 ui-monospace,monospace;white-space:pre-wrap;background:#fafafa;padding:8px;margin:0}
-.legend span{display:inline-block;margin-right:10px;font-size:12px}.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
-svg text{font:11px system-ui,sans-serif;fill:#333}.sr{fill:#9e9e9e}.free{fill:#f1f8e9;stroke:#8bc34a}.other{fill:#ffcc80}
-.frame{fill:none;stroke:#555}.group{fill:none;stroke:#1565c0;stroke-width:2}
-"""
+.reason{margin:4px 0 8px;padding:6px 10px;border-radius:4px;font-weight:600;max-width:90em}
+.reason .why{font-weight:normal}.whatif{font-size:13px;margin:0 0 8px;padding:6px 10px;background:#fffde7;
+border-left:3px solid #f9a825}.whatif div{text-indent:-1.2em;margin-left:1.2em}.whatif div:first-child{font-weight:600}
+.picture{flex:0 0 auto}.explain{flex:1 1 38em;min-width:30em}.derivation{font-size:12px;color:#37474f;margin-top:6px}
+.explain pre{font:12px/1.35 ui-monospace,monospace;white-space:pre;overflow-x:auto;background:#fafafa;padding:8px;margin:0}
+.legend{max-width:420px}.legend span{display:inline-block;margin-right:10px;font-size:12px}.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
+""" + picture.CSS
 
 SCRIPT = """
 function setAll(open){document.querySelectorAll('details.step').forEach(function(d){d.open=open;});}
 """
-
-
-def pod_colour(index: int) -> str:
-    """A distinct colour per pod (golden-angle hues)."""
-    return f"hsl({(index * 137.5) % 360:.0f},62%,52%)"
 
 
 def _e(text: object) -> str:
@@ -60,139 +51,60 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-class _Palette:
-    """One colour per pod UID across the whole page, in order of first appearance."""
-
-    def __init__(self) -> None:
-        """No pod seen yet."""
-        self.index: dict[str, int] = {}
-
-    def number(self, uid: str) -> int:
-        """The pod's colour number (CSS class `c<number>`)."""
-        if uid not in self.index:
-            self.index[uid] = len(self.index)
-        return self.index[uid]
-
-    def colour(self, uid: str) -> str:
-        """The pod's colour."""
-        return pod_colour(self.number(uid))
-
-    def css(self) -> str:
-        """One rule per pod colour used on the page."""
-        return "".join(f".c{i}{{fill:{pod_colour(i)}}}" for i in range(len(self.index)))
+def refused_request(explanation: Optional[Explanation]) -> Optional[dict[str, int]]:
+    """What the container (or pod) that was refused asked for, to draw against the free memory; None when
+    nothing was refused or it asked no memory."""
+    if explanation is None or explanation.decision is None or explanation.decision.admitted:
+        return None
+    target = refused_target(explanation)
+    part = next((h for h in reversed(explanation.hints) if h.target == target and h.requested), None)
+    if part is not None:
+        return dict(part.requested)
+    ask = next((a for a in (explanation.asked.containers if explanation.asked else []) if a.name == target), None)
+    return dict(ask.requested) if ask is not None and ask.requested and not ask.note else None
 
 
-def _segments(node_id: str, resource: str, node: dict, entries: Optional[dict],
-              names: dict[str, str]) -> list[tuple[str, int, str]]:
-    """(pod uid, bytes, title) of each container's memory on this node and resource."""
-    table = node["memoryMap"][resource]
-    reserved = table.get("reserved", 0)
-    nid = int(node_id)
-    exact: list[tuple[str, int, str]] = []
-    shared: list[tuple[str, int, str]] = []
-    for uid, containers in (entries or {}).items():
-        for cname, blocks in (containers or {}).items():
-            for block in blocks or []:
-                if block.get("type") != resource or nid not in (block.get("numaAffinity") or []):
-                    continue
-                who = f"{names.get(uid, uid)}/{cname}"
-                if len(block["numaAffinity"]) == 1:
-                    exact.append((uid, block["size"], f"{who} {fmt_bytes(block['size'])}"))
-                else:
-                    shared.append((uid, block["size"], f"{who} {fmt_bytes(block['size'])} on "
-                                                       f"{fmt_nodes(block['numaAffinity'])}"))
-    out = [(uid, size, title) for uid, size, title in exact if size > 0]
-    left = reserved - sum(size for _, size, _ in out)
-    total_shared = sum(size for _, size, _ in shared)
-    if len(shared) == 1 and left > 0:
-        uid, _, title = shared[0]
-        out.append((uid, left, f"{title}; {fmt_bytes(left)} of it here"))
-        left = 0
-    elif shared and total_shared > 0 and left > 0:
-        parts = [left * size // total_shared for _, size, _ in shared]
-        for (uid, _, title), part in zip(shared, parts):
-            out.append((uid, part, f"{title}; about {approx_bytes(part)} here (split not recorded)"))
-        left -= sum(parts)
-    if left > 0:
-        out.append(("", left, f"{fmt_bytes(left)} reserved by containers not in the assignments"))
-    return out
+def _reason_html(explanation: Explanation) -> str:
+    """kubelet's verdict and why, first."""
+    d = explanation.decision
+    if d is None:
+        return ""
+    if d.admitted:
+        verdict = f'<p class="reason ok">admitted <span class="why">{_e(d.why)}</span></p>'
+    else:
+        ask = refused_request(explanation)
+        asked = f" (asks {fmt_sizes(ask)})" if ask else ""
+        verdict = (f'<p class="reason no">rejected: {_e(d.reason)}{_e(asked)}: <span class="why">{_e(d.why)}</span>'
+                   f'<br><span class="why">{_e(d.message)}</span></p>')
+    return verdict
 
 
-def picture_svg(machine_state: Optional[dict], entries: Optional[dict], names: dict[str, str],
-                palette: _Palette) -> tuple[str, list[str]]:
-    """The step's SVG and the pod UIDs it shows (for the legend)."""
-    if not machine_state:
-        return '<p class="info">no machine state (the node is not running, or policy None keeps none)</p>', []
-    node_ids = sorted(machine_state, key=int)
-    resources: list[str] = []
-    for nid in node_ids:
-        for resource in (machine_state[nid].get("memoryMap") or {}):
-            if resource not in resources:
-                resources.append(resource)
-    resources.sort(key=lambda name: (name != "memory", name))  # memory first, then hugepages by name
-    width = LEFT + len(node_ids) * (BAR_WIDTH + BAR_GAP) + 10
-    height = TOP + len(resources) * (BAR_HEIGHT + ROW_GAP)
-    x_of = {nid: LEFT + i * (BAR_WIDTH + BAR_GAP) for i, nid in enumerate(node_ids)}
-    shown: list[str] = []
-    bars: dict[str, list[str]] = {nid: [] for nid in node_ids}
-    labels: list[str] = []
-    for row, resource in enumerate(resources):
-        top = TOP + row * (BAR_HEIGHT + ROW_GAP)
-        scale_total = max((machine_state[n]["memoryMap"].get(resource) or {}).get("total", 0) for n in node_ids) or 1
-        for nid in node_ids:
-            table = (machine_state[nid].get("memoryMap") or {}).get(resource)
-            if table is None:
-                continue
-            x = x_of[nid]
-            y = top + BAR_HEIGHT
-            parts = [f'<g class="bar" data-resource="{_e(resource)}" data-total="{table["total"]}" '
-                     f'data-system-reserved="{table["systemReserved"]}" data-allocatable="{table["allocatable"]}" '
-                     f'data-reserved="{table["reserved"]}" data-free="{table["free"]}">']
-
-            def rect(size: int, cls: str, title: str) -> None:
-                """Stack one segment of `size` bytes on the bar, bottom-up."""
-                nonlocal y
-                if size <= 0:
-                    return
-                h = BAR_HEIGHT * size / scale_total
-                y -= h
-                parts.append(f'<rect x="{x}" y="{y:.0f}" width="{BAR_WIDTH}" height="{max(h, 1):.0f}" class="{cls}">'
-                             f"<title>{_e(title)}</title></rect>")
-
-            rect(table["systemReserved"], "sr", f"system reserved {fmt_bytes(table['systemReserved'])}")
-            for uid, size, title in _segments(nid, resource, machine_state[nid], entries, names):
-                if uid and uid not in shown:
-                    shown.append(uid)
-                rect(size, f"pod c{palette.number(uid)}" if uid else "other", title)
-            rect(table["free"], "free", f"free {fmt_bytes(table['free'])} of {fmt_bytes(table['allocatable'])}")
-            parts.append(f'<text x="{x + BAR_WIDTH // 2}" y="{top + BAR_HEIGHT + 13}" text-anchor="middle">{_e(nid)}</text>')
-            parts.append("</g>")
-            bars[nid].append("".join(parts))
-        labels.append(f'<text x="4" y="{top + BAR_HEIGHT / 2:.0f}">{_e(resource)}</text>')
-    groups = []
-    seen: set[tuple] = set()
-    for nid in node_ids:
-        cells = tuple(machine_state[nid].get("cells") or [])
-        if len(cells) > 1 and cells not in seen and all(str(c) in x_of for c in cells):
-            seen.add(cells)
-            xs = [x_of[str(c)] for c in cells]
-            for row in range(len(resources)):
-                yb = TOP + row * (BAR_HEIGHT + ROW_GAP) + BAR_HEIGHT + 20
-                groups.append(f'<path class="group" d="M{min(xs)} {yb - 4}V{yb}H{max(xs) + BAR_WIDTH}V{yb - 4}">'
-                              f"<title>NUMA group {fmt_nodes(cells)}</title></path>"
-                              f'<text x="{min(xs)}" y="{yb + 13}">group {fmt_nodes(cells)}</text>')
-    body = "".join(f'<g class="numa-node" data-node="{_e(nid)}">{"".join(bars[nid])}</g>' for nid in node_ids)
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img">{"".join(labels)}{body}{"".join(groups)}</svg>')
-    return svg, shown
+def _what_if_html(explanation: Optional[Explanation]) -> str:
+    """Part 6, at the head of the explanation column (beside the picture), when it was asked for."""
+    if explanation is None or explanation.what_if is None:
+        return ""
+    rows = "".join(f'<div style="padding-left:{indent * 0.6:.1f}em">{_e(text)}</div>'
+                   for indent, text in what_if_items(explanation.what_if))
+    return f'<div class="whatif">{rows}</div>'
 
 
-def _legend(shown: Iterable[str], names: dict[str, str], palette: _Palette) -> str:
-    """The colour key: system reserved, free, and each pod shown."""
-    items = ['<span><i class="sr" style="background:#9e9e9e"></i>system reserved</span>',
-             '<span><i style="background:#f1f8e9;border:1px solid #8bc34a"></i>free</span>']
-    items += [f'<span><i style="background:{palette.colour(uid)}"></i>{_e(names.get(uid, uid))}</span>' for uid in shown]
-    return '<div class="legend">' + "".join(items) + "</div>"
+
+def _derivation_html(rows: list, width: int) -> str:
+    """How each node's allocatable comes about, one line per node, under the picture (as wide as it)."""
+    if not rows:
+        return ""
+    return (f'<div class="derivation" style="max-width:{max(width, 360)}px"><div>{_e(DERIVATION_HEAD)}:</div>'
+            + "".join(f"<div>{_e(line)}</div>" for line in derivation_lines(rows)) + "</div>")
+
+
+def _derivation_of(machine_state: Optional[dict]) -> list:
+    """The allocatable arithmetic of a machine state in the checkpoint's shape."""
+    rows = []
+    for nid, node in sorted((machine_state or {}).items(), key=lambda kv: int(kv[0])):
+        tables = {r: (t["total"], t["systemReserved"], t["allocatable"]) for r, t in (node.get("memoryMap") or {}).items()
+                  if t is not None}
+        rows.extend(allocatable_terms(int(nid), tables))
+    return rows
 
 
 def _badge(step: StepView) -> str:
@@ -206,9 +118,11 @@ def _badge(step: StepView) -> str:
     return f'<span class="badge info">{_e(step.op)}</span>'
 
 
-def step_html(step: StepView, palette: _Palette, open_: bool = False) -> str:
-    """One collapsible step: picture and legend beside the decision and explanation."""
-    svg, shown = picture_svg(step.machine_state, step.entries, step.pod_names, palette)
+def step_html(step: StepView, palette: Palette, open_: bool = False, derivation: bool = True) -> str:
+    """One collapsible step: the reason first, then the picture and legend beside the explanation (and under
+    the picture each node's allocatable arithmetic, unless `derivation` is off: the previous step showed it)."""
+    ask = refused_request(step.explanation)
+    svg, shown = picture_svg(step.machine_state, step.entries, step.pod_names, palette, ask)
     failed = step.status == "failed"
     lines: list[str] = []
     for f in step.failures:
@@ -216,7 +130,7 @@ def step_html(step: StepView, palette: _Palette, open_: bool = False) -> str:
     if step.error and not (step.explanation and step.explanation.error):
         lines.append(f"<p>error: {_e(step.error)}</p>")
     if step.explanation is not None:
-        text = "\n".join(explanation_lines(step.explanation))
+        text = "\n".join(explanation_lines(step.explanation, what_if=False))
         lines.append(f"<pre>{_e(text)}</pre>")
     elif not lines:
         lines.append(f"<p>{_e(step.op)}: the node after the step</p>")
@@ -224,11 +138,14 @@ def step_html(step: StepView, palette: _Palette, open_: bool = False) -> str:
     mark = ' <span class="fail">expectation failed</span>' if failed else ""
     return (f'<details class="{classes}" data-step="{step.index}"{" open" if open_ or failed else ""}>'
             f"<summary>step {step.index}: {_e(step.title)}{_badge(step)}{mark}</summary>"
-            f'<div class="body"><div class="picture">{svg}{_legend(shown, step.pod_names, palette)}</div>'
-            f'<div class="explain">{"".join(lines)}</div></div></details>')
+            + (_reason_html(step.explanation) if step.explanation is not None else "")
+            + f'<div class="body"><div class="picture">{svg}{legend(shown, step.pod_names, palette, bool(ask))}'
+            f'{_derivation_html(_derivation_of(step.machine_state) if derivation else [], picture_width(step.machine_state))}'
+            '</div>'
+            f'<div class="explain">{_what_if_html(step.explanation)}{"".join(lines)}</div></div></details>')
 
 
-def _page(title: str, sections: list[str], palette: _Palette) -> str:
+def _page(title: str, sections: list[str], palette: Palette) -> str:
     """The whole document around the sections (CSS, pod colours, expand/collapse buttons)."""
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_e(title)}</title><style>{CSS}{palette.css()}</style><script>{SCRIPT}</script></head><body>"
@@ -240,7 +157,7 @@ def _page(title: str, sections: list[str], palette: _Palette) -> str:
 def render_report(views: list[ScenarioView], title: str = "memorymanager report", open_steps: int = 3) -> str:
     """The whole page for scenarios: one section per scenario, one collapsible step each
     (the first `open_steps` of a scenario and every failed step open)."""
-    palette = _Palette()
+    palette = Palette()
     sections = []
     for view in views:
         head = f'<section class="scenario"><h2>{_e(view.name or view.file)}</h2><p class="desc">{_e(view.file)}'
@@ -249,7 +166,14 @@ def render_report(views: list[ScenarioView], title: str = "memorymanager report"
         head += "</p>"
         if view.error:
             head += f'<p class="fail">{_e(view.error)}</p>'
-        steps = "".join(step_html(step, palette, i < open_steps) for i, step in enumerate(view.steps))
+        shown_rows: list = []
+        parts = []
+        for i, step in enumerate(view.steps):
+            rows = _derivation_of(step.machine_state)
+            fresh = rows != shown_rows or i < open_steps  # an open step always shows it; closed ones when it changed
+            parts.append(step_html(step, palette, i < open_steps, fresh))
+            shown_rows = rows
+        steps = "".join(parts)
         sections.append(head + steps + "</section>")
     return _page(title, sections, palette)
 
@@ -258,8 +182,23 @@ def render_explanation_page(explanation: Explanation, title: str, machine_state:
                             entries: Optional[dict] = None, names: Optional[dict[str, str]] = None) -> str:
     """A page for one explanation (live-node mode): the node as it is, with the explanation beside it."""
     step = StepView(0, explanation.op, title, "passed", [], explanation, machine_state, entries, names or {})
-    palette = _Palette()
+    palette = Palette()
     return _page(title, [step_html(step, palette, True)], palette)
+
+
+def render_start_page(diagnosis: StartDiagnosis, title: str) -> str:
+    """`explain --start --format html`: kubelet's verdict first, then the picture of what this machine and
+    configuration give (the checkpoint's assignments placed on it) beside the whole account."""
+    palette = Palette()
+    names = {uid: uid for uid in (diagnosis.entries or {})}
+    svg, shown = picture_svg(diagnosis.machine_state, diagnosis.entries, names, palette)
+    verdict = ('<p class="reason ok">kubelet starts</p>' if diagnosis.starts
+               else f'<p class="reason no">kubelet does not start: {_e(diagnosis.error)}</p>')
+    body = (f'<section class="start">{verdict}<div class="body"><div class="picture">{svg}'
+            f'{legend(shown, names, palette)}{_derivation_html(diagnosis.allocatable, picture_width(diagnosis.machine_state))}'
+            '</div>'
+            f'<div class="explain"><pre>{_e(start_text(diagnosis))}</pre></div></div></section>')
+    return _page(title, [body], palette)
 
 
 def write_report(paths: list[str], output: str, merge_fn=None) -> None:

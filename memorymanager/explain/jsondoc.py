@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from memorymanager.explain.model import SCHEMA_VERSION, Explanation, ScenarioView, as_obj
+from memorymanager.node.start_diagnosis import StartDiagnosis
 
 
 def scenario_document(view: ScenarioView, only_step: int | None = None) -> dict[str, Any]:
@@ -32,6 +33,11 @@ def node_document(root: str, explanation: Explanation) -> dict[str, Any]:
 def explanation_document(explanation: Explanation) -> dict[str, Any]:
     """`{schema_version, explanation}` for one pod on a served node (the Explain RPC)."""
     return {"schema_version": SCHEMA_VERSION, "explanation": as_obj(explanation)}
+
+
+def start_document(source: dict[str, Any], diagnosis: StartDiagnosis) -> dict[str, Any]:
+    """`{schema_version, source, start}` for `explain --start` (source: the scenario, node root or files read)."""
+    return {"schema_version": SCHEMA_VERSION, "source": source, "start": as_obj(diagnosis)}
 
 
 def dumps(document: dict[str, Any]) -> str:

@@ -84,9 +84,11 @@ def open_live_node(root: str, kubelet_config: Optional[str], state_dir: str) -> 
 
 
 def explain_on_node(root: str, pod_path: str, kubelet_config: Optional[str] = None,
-                    hints_path: Optional[str] = None, keep: Optional[dict] = None) -> Explanation:
+                    hints_path: Optional[str] = None, keep: Optional[dict] = None,
+                    what_if: bool = False) -> Explanation:
     """The explanation of admitting the pod of `pod_path` on the node under ROOT (nothing is written
-    there); `keep` receives the node's state after the admission and the pod names by UID."""
+    there); `keep` receives the node's state after the admission and the pod names by UID; `what_if`
+    adds part 6."""
     pod = load_pod_file(pod_path)
     hints = load_file(hints_path) if hints_path is not None else None
     state_dir = tempfile.mkdtemp(prefix="memorymanager-live-")
@@ -100,6 +102,6 @@ def explain_on_node(root: str, pod_path: str, kubelet_config: Optional[str] = No
                 raise InputError(f"{hints_path}: {exc.where}", exc.reason) from None
         if keep is not None:
             keep["names"] = {p.uid: p.name for p in node.active_pods()} | {pod.uid: pod.name}
-        return explain_pod(node, pod, extra, "admit", keep)
+        return explain_pod(node, pod, extra, "admit", keep, what_if)
     finally:
         shutil.rmtree(state_dir, ignore_errors=True)

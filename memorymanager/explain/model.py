@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from memorymanager.machine_state import AllocatableTerms
+from memorymanager.node.whatif import LargestFit, NodeHeadroom, RemovalFix, SettingTry
+
 SCHEMA_VERSION = 1
 
 
@@ -169,16 +172,47 @@ class AllocationPart:
 
 
 @dataclass
+class MaskShortfall:
+    """One candidate mask of the container (or pod) that was refused: the free memory it lacks."""
+
+    target: str
+    nodes: list[int]
+    preferred_width: bool  # the mask has the preferred width (restricted and single-numa-node admit only these)
+    lacking: dict[str, int]  # resource -> bytes of free memory (plus re-usable init memory) still needed; 0: enough
+    free_by_node: dict[str, dict[str, int]]  # node -> resource -> free bytes
+    blocked_by: str  # "" or why the mask is no hint whatever is free (the group rule), in one phrase
+
+
+@dataclass
+class WhatIf:
+    """Part 6 (`--what-if`): what would make a refused pod fit, each answer checked by admitting it on a copy
+    of the node; or, for an admitted pod, the room left per NUMA node."""
+
+    admitted: bool
+    shortfalls: list[MaskShortfall] = field(default_factory=list)
+    shortfall_note: str = ""  # when no mask even has the allocatable memory: the most any has
+    removals: list[RemovalFix] = field(default_factory=list)
+    removal_note: str = ""
+    settings: list[SettingTry] = field(default_factory=list)
+    largest: Optional[LargestFit] = None
+    largest_note: str = ""
+    headroom: list[NodeHeadroom] = field(default_factory=list)
+    checks: int = 0
+
+
+@dataclass
 class Explanation:
     """Everything explain says about one pod (one `admit` or `hints` step)."""
 
     op: str
     asked: Optional[Asked] = None
+    allocatable: list[AllocatableTerms] = field(default_factory=list)  # how each node's allocatable comes about
     hints: list[HintsPart] = field(default_factory=list)
     merges: list[MergePart] = field(default_factory=list)
     decision: Optional[Decision] = None
     allocation: Optional[AllocationPart] = None
     error: str = ""  # the node could not be asked (not running, bad input)
+    what_if: Optional[WhatIf] = None  # only when asked for (`--what-if`)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from kubeinputs.pod import Pod
+from kubeinputs.qos import GUARANTEED
 from memorymanager.explain.merge_part import INJECTED
 from memorymanager.explain.model import (
     AllocationPart,
@@ -43,6 +44,11 @@ def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outc
             decision.why = (f"no NUMA mask can hold {fmt_sizes(hints.requested)} for {hints.target}: the memory "
                             f"manager gave no hints, which the merge reads as no preference, and then Allocate "
                             f"found no NUMA nodes with enough memory")
+    elif explanation.asked is not None and explanation.asked.qos != GUARANTEED:
+        decision.why = (f"admitted: the pod is {explanation.asked.qos}, so it is not pinned (only Guaranteed pods "
+                        "get exclusive NUMA memory)")
+    elif explanation.asked is not None and explanation.asked.memory_policy != "Static":
+        decision.why = "admitted: not pinned (memory manager policy None gives no pod exclusive NUMA memory)"
     else:
         placed = []
         for merge in explanation.merges:

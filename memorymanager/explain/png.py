@@ -1,8 +1,8 @@
 """A PNG of explain's HTML picture, rendered by headless chromium (the README's image).
 
-    python -m memorymanager.explain.png SCENARIO --step N -o docs/explain-step.png [--size 1100x620]
+    python -m memorymanager.explain.png SCENARIO --step N [--what-if] -o docs/explain-step.png [--size 1100x620]
 
-The page is exactly what `memorymanager explain SCENARIO --step N --format html` writes;
+The page is exactly what `memorymanager explain SCENARIO --step N [--what-if] --format html` writes;
 chromium (Debian's `chromium` package) takes the screenshot. The browser test drives
 chromium through `run_chromium` too.
 """
@@ -58,17 +58,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m memorymanager.explain.png")
     parser.add_argument("scenario")
     parser.add_argument("--step", type=int, required=True)
+    parser.add_argument("--what-if", action="store_true", help="with part 6, as explain --what-if")
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--size", default="1100x620", help="WIDTHxHEIGHT in pixels")
     args = parser.parse_args(argv)
     try:
         width, height = (int(v) for v in args.size.split("x"))
         scenario = load_scenario(args.scenario)
-        view = walk_scenario(scenario, args.step)
+        view = walk_scenario(scenario, args.step, what_if=args.what_if)
         view.steps = [s for s in view.steps if s.index == args.step]
         if not view.steps:
             raise BrowserError(f"{args.scenario}: no step {args.step}")
-        screenshot(render_report([view], title=f"memorymanager explain {args.scenario} --step {args.step}"),
+        flag = " --what-if" if args.what_if else ""
+        screenshot(render_report([view], title=f"memorymanager explain {args.scenario} --step {args.step}{flag}"),
                    Path(args.output), (width, height))
     except (ScenarioError, BrowserError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

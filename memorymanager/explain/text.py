@@ -10,7 +10,7 @@ import re
 from typing import Optional
 
 from memorymanager.explain.model import Explanation, HintsPart, MergePart, ScenarioView, StepView
-from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
+from memorymanager.explain.units import DERIVATION_HEAD, derivation_lines, fmt_bytes, fmt_nodes, fmt_sizes
 
 WIDTH = 100
 
@@ -63,7 +63,7 @@ def _visible(text: str) -> int:
     return len(_ANSI.sub("", text))
 
 
-def _clip(text: str, indent: int) -> list[str]:
+def clip(text: str, indent: int) -> list[str]:
     """Wrap a long line at spaces to WIDTH columns, continuation lines indented further."""
     words, lines, line = text.split(" "), [], " " * indent
     for word in words:
@@ -77,7 +77,7 @@ def _clip(text: str, indent: int) -> list[str]:
 
 def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
     """Part 2 for one hint call: path, mask table, the hints returned."""
-    lines = _clip(f"{part.target}: {part.path} - {part.note}", 3)
+    lines = clip(f"{part.target}: {part.path} - {part.note}", 3)
     resources = list(part.requested)
     if part.masks:
         header = f"     {'nodes':<8}" + "".join(f"{r + ' free/alloc':<26}" for r in resources) + "verdict"
@@ -109,7 +109,7 @@ def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
 def _merge_lines(part: MergePart, s: _Style) -> list[str]:
     """Part 3 for one merge: the lists, the result and its rule, the rivals, the admit rule."""
     if part.path == "policy-none":
-        return _clip(f"{part.target}: {part.rule}", 3)
+        return clip(f"{part.target}: {part.rule}", 3)
     walk = (f"{part.combinations:,} combination(s)" if part.combinations >= 0
             else "too many combinations to count (hint families)")
     lines = [f"   {part.target}: {len(part.lists)} list(s), {walk} kubelet would walk"
@@ -117,13 +117,13 @@ def _merge_lines(part: MergePart, s: _Style) -> list[str]:
     for pl in part.lists:
         shown = _hint_list(pl.filtered)
         dropped = "" if pl.filtered == pl.hints else f"   (before the filter: {_hint_list(pl.hints)})"
-        lines.extend(_clip(f"{pl.provider} {pl.resource}: {shown}{dropped}", 5))
+        lines.extend(clip(f"{pl.provider} {pl.resource}: {shown}{dropped}", 5))
     if part.single_numa_note:
-        lines.extend(_clip(part.single_numa_note, 5))
+        lines.extend(clip(part.single_numa_note, 5))
     winner = fmt_nodes(part.winner["numaAffinity"]) + (" preferred" if part.winner["preferred"] else " not preferred")
-    lines.extend(_clip(f"merged: {s.head(winner)} - {part.rule}", 5))
+    lines.extend(clip(f"merged: {s.head(winner)} - {part.rule}", 5))
     for rival in part.rivals:
-        lines.extend(_clip(f"beats {fmt_nodes(rival.nodes)}{'*' if rival.preferred else ''}: {rival.rule}", 7))
+        lines.extend(clip(f"beats {fmt_nodes(rival.nodes)}{'*' if rival.preferred else ''}: {rival.rule}", 7))
     verdict = s.good(part.admit_rule) if part.admit else s.bad(part.admit_rule)
     lines.append(f"     {verdict}")
     if not part.consistent:
@@ -146,23 +146,26 @@ def _state_lines(before: Optional[dict], after: Optional[dict]) -> list[str]:
     return lines
 
 
-def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
-    """The five parts of one explanation."""
+def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True) -> list[str]:
+    """The five parts of one explanation, and part 6 when it was asked for (and `what_if`)."""
     s = _Style(color)
     if e.error:
         return [s.bad(e.error)]
     a = e.asked
     lines = [s.head("1. What is asked")]
-    lines.extend(_clip(f"pod {a.pod}: QoS {a.qos} ({a.qos_reason})", 3))
+    lines.extend(clip(f"pod {a.pod}: QoS {a.qos} ({a.qos_reason})", 3))
     lines.append(f"   memory manager {a.memory_policy}, topology manager {a.topology_policy}, scope {a.scope}")
     for ask in a.containers:
         note = f" - {ask.note}" if ask.note else ""
-        lines.extend(_clip(f"{ask.name} ({ask.kind}): {fmt_sizes(ask.requested)}{note}", 3))
+        lines.extend(clip(f"{ask.name} ({ask.kind}): {fmt_sizes(ask.requested)}{note}", 3))
     for part in a.pod_parts:
         peak = f" ({part.peak_container})" if part.peak_container else ""
         lines.append(f"     {part.resource}: max(app {fmt_bytes(part.app)} + sidecars {fmt_bytes(part.sidecars)}, "
                      f"init peak {fmt_bytes(part.init_peak)}{peak}) = {fmt_bytes(part.total)}")
     lines.append(s.head("2. The memory manager's hints"))
+    if e.allocatable:
+        lines.append(f"   {DERIVATION_HEAD}:")
+        lines.extend(line for text in derivation_lines(e.allocatable) for line in clip(text, 5))
     for part in e.hints:
         lines.extend(_hints_lines(part, s))
     if not e.hints:
@@ -181,8 +184,8 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
     if d.admitted:
         lines.append("   " + s.good("admitted"))
     else:
-        lines.extend(s.bad(line) for line in _clip(f"rejected: {d.reason}: {d.message}", 3))
-    lines.extend(_clip(d.why, 3))
+        lines.extend(s.bad(line) for line in clip(f"rejected: {d.reason}: {d.message}", 3))
+    lines.extend(clip(d.why, 3))
     lines.append(s.head("5. The allocation"))
     alloc = e.allocation
     if e.asked.memory_policy != "Static":
@@ -197,7 +200,7 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
         err = f"; refused: {c.error}" if c.error else ""
         err += f"; {c.note}" if c.note else ""
         nodes = fmt_nodes(c.nodes) if c.nodes else "-"
-        lines.extend(_clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}", 3))
+        lines.extend(clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}", 3))
     if not alloc.containers:
         lines.append("   nothing allocated")
     held = []
@@ -208,9 +211,13 @@ def explanation_lines(e: Explanation, color: bool = False) -> list[str]:
             text = "nothing (a finished init container is released when a later container is created)"
         held.append(f"{name}: {text or 'nothing'}")
     if alloc.containers and d.admitted:
-        lines.extend(_clip("after the containers are created, they hold: " + ", ".join(held), 3))
+        lines.extend(clip("after the containers are created, they hold: " + ", ".join(held), 3))
     lines.append("   machine state:")
     lines.extend(_state_lines(alloc.before, alloc.after))
+    if e.what_if is not None and what_if:
+        from memorymanager.explain.whatif_text import what_if_lines  # it builds on this module's helpers
+
+        lines.extend(what_if_lines(e.what_if))
     return lines
 
 

@@ -36,3 +36,25 @@ def approx_bytes(n: int) -> str:
         if n >= size:
             return f"{n / size:.1f}{unit}"
     return exact
+
+
+DERIVATION_HEAD = "allocatable = MemTotal - hugepages - reservedMemory (a hugepage size: its pool - reservedMemory)"
+
+
+def fmt_derivation(resource: str, total: int, hugepages: int, reserved: int, allocatable: int, adds_up: bool) -> str:
+    """`memory 4Gi - 0 - 100Mi = 3996Mi`, `hugepages-2Mi 1Gi - 0 = 1Gi` (DERIVATION_HEAD names the terms)."""
+    terms = [fmt_bytes(total)] + ([fmt_bytes(hugepages)] if resource == "memory" else []) + [fmt_bytes(reserved)]
+    text = f"{resource} {' - '.join(terms)} = {fmt_bytes(allocatable)}"
+    return text if adds_up else text + " (does not add up: not derived from one machine)"
+
+
+def derivation_lines(rows: Iterable) -> list[str]:
+    """One line per NUMA node (nodes with the same arithmetic share a line): `nodes 1-3: memory 4Gi - 0 - 0 = 4Gi`."""
+    by_node: dict[int, list[str]] = {}
+    for row in rows:
+        by_node.setdefault(row.node, []).append(
+            fmt_derivation(row.resource, row.total, row.hugepages, row.reserved, row.allocatable, row.adds_up))
+    groups: dict[str, list[int]] = {}
+    for node, texts in by_node.items():
+        groups.setdefault("; ".join(texts), []).append(node)
+    return [f"node{'s' if len(nodes) > 1 else ''} {fmt_nodes(nodes)}: {text}" for text, nodes in groups.items()]

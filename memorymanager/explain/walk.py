@@ -30,19 +30,20 @@ def step_title(step: Step) -> str:
     return step.op
 
 
-def explain_step(run: ScenarioRun, step: Step) -> Explanation:
+def explain_step(run: ScenarioRun, step: Step, what_if: bool = False) -> Explanation:
     """The explanation of one admit or hints step on the run's node as it is now (nothing changes)."""
     try:
         extra = build_provider(step.providers) if step.providers is not None else None
-        return explain_pod(run.node, step.pod, extra, step.op)
+        return explain_pod(run.node, step.pod, extra, step.op, what_if=what_if)
     except Exception as exc:  # explaining must never stop the walk; the step itself reports too
         return Explanation(op=step.op, error=f"cannot explain: {error_message(exc)}")
 
 
 def walk_scenario(scenario: Scenario, only_step: Optional[int] = None,
-                  merge_fn: Optional[Callable[..., Any]] = None) -> ScenarioView:
+                  merge_fn: Optional[Callable[..., Any]] = None, what_if: bool = False) -> ScenarioView:
     """Run every step; explain admit and hints steps (only step `only_step` when given).
-    `merge_fn` is the topology manager merge (None: the production one), as `run --merge` picks it."""
+    `merge_fn` is the topology manager merge (None: the production one), as `run --merge` picks it;
+    `what_if` adds part 6 to each explained admission."""
     state_dir = tempfile.mkdtemp(prefix="memorymanager-explain-")
     try:
         prepare_state_dir(scenario, state_dir)
@@ -57,7 +58,7 @@ def walk_scenario(scenario: Scenario, only_step: Optional[int] = None,
         for step in scenario.steps:
             explanation = None
             if step.op in EXPLAINED_OPS and (only_step is None or only_step == step.index):
-                explanation = explain_step(run, step)
+                explanation = explain_step(run, step, what_if)
             if step.pod is not None and step.op == "admit":
                 names[step.pod.uid] = step.pod.name
             result = run.run_step(step)

@@ -16,7 +16,7 @@ import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kubeinputs.cpuset import cpuset_string
 from kubeinputs.errors import InputError, expect_map, index_path, join_path, type_name
@@ -26,7 +26,7 @@ from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, load_pod_files
 from kubeinputs.reader import load_text, load_yaml_documents
 from kubeinputs.sysfs import read_machine_info
 from kubeinputs.validation import container_resource_name_error
-from memorymanager.node.simulated_node import FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
+from memorymanager.node.simulated_node import AdmitOutcome, FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
 from state.state_mem import MemoryState
 from state.types import Block, MemoryTable, NUMANodeState, clone_machine_state
 from topologymanager.bitmask import MAX_BITS
@@ -34,6 +34,9 @@ from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import MERGE_FUNCTIONS
+
+if TYPE_CHECKING:  # the what-if module builds on this one
+    from memorymanager.node.whatif import LargestFit, NodeHeadroom
 
 # The types callers pass in.
 PodInput = Union[Mapping[str, object], str, Path, Pod]
@@ -308,18 +311,14 @@ class Node:
         """Admit a pod as kubelet does (topology manager admission, then container creation)."""
         node = self._running()
         parsed = read_pod(pod)
-        outcome = node.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope))
-        placements = _placements(node, parsed) if outcome.admit else {}
-        return Admission(outcome.admit, outcome.reason, outcome.message, placements)
+        return admission_of(node, parsed, node.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         """The answer `admit` would give, without changing this node."""
         node = self._running()
         parsed = read_pod(pod)
         trial = fork_in_memory(node)
-        outcome = trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope))
-        placements = _placements(trial, parsed) if outcome.admit else {}
-        return Admission(outcome.admit, outcome.reason, outcome.message, placements)
+        return admission_of(trial, parsed, trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def hints(self, pod: PodInput) -> dict[str, HintMap]:
         """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope."""
@@ -357,6 +356,35 @@ class Node:
             for numa in block.numa_affinity or []:
                 result.setdefault(numa, {})[block.type] = block.size
         return result
+
+    # ----- what-ifs (memorymanager.node.whatif) -----
+
+    def headroom(self) -> dict[int, "NodeHeadroom"]:
+        """Per NUMA node the room left: free and allocatable bytes per resource, the NUMA group the node
+        belongs to and its free bytes, and whether a single-NUMA request can use the node alone.
+        Cost: O(NUMA nodes x resources)."""
+        from memorymanager.node.whatif import headroom
+
+        return headroom(self._running())
+
+    def largest_admissible(self, pod: PodInput, hints: HintsInput = None) -> Optional["LargestFit"]:
+        """The largest request of the pod's shape (every memory and hugepages request scaled by one factor,
+        rounded down to whole MiB or pages) this node admits now, with its admission and the next larger
+        request (checked: refused); None when no size is admitted. Changes nothing.
+
+        Raises NodeError when the memory manager pins none of the pod's memory (policy None, a pod that is
+        not Guaranteed, no memory request): its size then never decides admission. Cost: at most
+        `memorymanager.node.whatif.MAX_CHECKS` admissions on in-memory copies of the node (each a few
+        milliseconds on a small node, O(state) to copy)."""
+        from memorymanager.node.whatif import largest_admissible, unpinned_reason
+
+        node = self._running()
+        parsed = read_pod(pod)
+        extra = hint_provider(parsed, hints, node.config.topology_manager_scope)
+        reason = unpinned_reason(node, parsed)
+        if reason:
+            raise NodeError(f"pod {parsed.name!r}: {reason}, so no size of it is refused for memory")
+        return largest_admissible(node, parsed, extra)[0]
 
     # ----- readers for the layers built on this API (PodResources server, metrics, NRT) -----
 
@@ -455,6 +483,12 @@ def _copy_hint_map(hints: ProviderHints) -> HintMap:
         return None
     return {res: (None if lst is None else lst if isinstance(lst, HintFamily) else list(lst))
             for res, lst in hints.items()}
+
+
+def admission_of(node: SimulatedNode, pod: Pod, outcome: AdmitOutcome) -> Admission:
+    """kubelet's answer to an admission on `node`, with each container's placement when admitted."""
+    placements = _placements(node, pod) if outcome.admit else {}
+    return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
 
 def _placements(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:

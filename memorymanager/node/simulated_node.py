@@ -15,18 +15,17 @@ from typing import Any, Callable, Optional
 
 from kubeinputs.features import FeatureGates
 from state.state import StateReader
+from state.types import Block
 from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import new_manager as new_topology_manager
 
-from kubeinputs.kubelet_config import (EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESERVED, KubeletConfig,
-                                       node_allocatable_reservation, node_allocatable_terms,
-                                       validate_kubelet_configuration)
+from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod, identity_conflict
 from kubeinputs.goformat import go_quote
 from memorymanager.policy import POLICY_NONE, POLICY_STATIC
-from memorymanager.reserved_memory import ReservedMemoryMismatchError
+from memorymanager.node.reservation import reserved_memory_hint
 from memorymanager.manager import new_manager as new_memory_manager
 
 POD_SCOPE = "pod"
@@ -46,33 +45,6 @@ class KubeletStartError(NodeError):
     hint: Optional[str] = None
 
 
-def reserved_memory_hint(error: Any, config: KubeletConfig, machine: MachineInfo) -> Optional[str]:
-    """The rule behind kubelet's "the total amount ... is not equal to the value ... determined by Node
-    Allocatable feature", with its numbers: reservedMemory, summed over NUMA nodes, must equal
-    systemReserved + kubeReserved (+ evictionHard memory.available for `memory`), each term shown."""
-    while error is not None and not isinstance(error, ReservedMemoryMismatchError):
-        error = error.__cause__ or error.__context__
-    if error is None:
-        return None
-    name = error.resource
-    try:
-        terms = node_allocatable_terms(config, machine)
-    except ValueError:  # cannot happen after a successful reservation; no hint rather than a second error
-        return None
-    parts = [f"{source} {terms[source].get(name, 0)}" for source in (SYSTEM_RESERVED, KUBE_RESERVED)]
-    if name == "memory":
-        threshold = config.eviction_hard.get("memory.available")
-        part = f"{EVICTION_HARD} memory.available {terms[EVICTION_HARD].get('memory', 0)}"
-        if threshold is not None and threshold.endswith("%"):
-            part += f" ({threshold} of {machine.memory_capacity} bytes)"
-        if config.eviction_hard_set is None:
-            part += " (kubelet's default)"
-        parts.append(part)
-    return (f"hint: reservedMemory of type {name}, summed over the NUMA nodes, must equal the Node Allocatable "
-            f"reservation: reservedMemory total {_with_bytes(error.reserved)} != {' + '.join(parts)} = "
-            f"{_with_bytes(error.allocatable)}")
-
-
 def policy_name_hint(error: Any, config: KubeletConfig) -> Optional[str]:
     """For kubelet's `unknown policy: "static"`: the memory manager policies it knows, spelled as it
     spells them (the names are case-sensitive)."""
@@ -81,13 +53,6 @@ def policy_name_hint(error: Any, config: KubeletConfig) -> Optional[str]:
         return None
     return (f"hint: memoryManagerPolicy is {go_quote(name)}; kubelet's memory manager policies are "
             f"{go_quote(POLICY_NONE)} and {go_quote(POLICY_STATIC)}, spelled exactly so")
-
-
-def _with_bytes(quantity: Any) -> str:
-    """`1G (1000000000 bytes)`; a quantity written in bytes already stays as it is."""
-    text = str(quantity)
-    size = str(quantity.value_bytes())
-    return text if text == size else f"{text} ({size} bytes)"
 
 
 def container_id(pod: Pod, container_name: str) -> str:
@@ -211,6 +176,9 @@ class AdmitOutcome:
     reason: str = ""
     message: str = ""
     hints: dict[str, ProviderHints] = field(default_factory=dict)
+    # regular init containers' blocks once the pod is admitted, before its containers are created (when
+    # the later containers' creation releases them): what they held while they ran
+    init_blocks: dict[str, Optional[list[Block]]] = field(default_factory=dict)
 
 
 class SimulatedNode:
@@ -415,13 +383,15 @@ class SimulatedNode:
             self._extra_registered = True
         self._current = pod
         self._extra.current = extra
+        init_blocks: dict[str, Optional[list[Block]]] = {}
         try:
             with self.memory_manager.deferred_writes():
-                result = self._admit(pod)
+                result = self._admit(pod, init_blocks)
         finally:
             self._current = None
             self._extra.current = None
-        return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded))
+        return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded),
+                            init_blocks)
 
     def _mark_admitted(self, pod: Pod) -> None:
         """`pod` is active from now on, the latest of the admitted (and of the pods known by name)."""
@@ -432,10 +402,14 @@ class SimulatedNode:
         self._known[pod.uid] = pod
         self._refused.pop(pod.uid, None)
 
-    def _admit(self, pod: Pod):
-        """The admission proper (the checkpoint is written once, when it ends)."""
+    def _admit(self, pod: Pod, init_blocks: dict[str, Optional[list[Block]]]):
+        """The admission proper (the checkpoint is written once, when it ends); `init_blocks` receives the
+        regular init containers' blocks between admission and container creation."""
         result = self.topology_manager.admit(pod)
         if result.admit:
+            for container in pod.init_containers:
+                if not container.is_restartable:
+                    init_blocks[container.name] = self.memory_manager.get_memory(pod.uid, container.name)
             self._mark_admitted(pod)
             for container in pod.all_containers():
                 cid = container_id(pod, container.name)

@@ -18,10 +18,12 @@ from topologymanager.reference_merge import ReferenceRefusal
 from kubeinputs.pod import Pod, default_pod_uid
 from state import CHECKPOINT_FILE_NAME
 from state.checkpoint_manager import NoSyncFileOps
+from state.types import Block
 from memorymanager.runner.discover import collect_scenario_files
 from memorymanager.runner.expect import compare
 from memorymanager.runner.observe import hint_maps_to_obj, pod_observations, state_observations
-from memorymanager.runner.results import RunReport, ScenarioResult, StepResult
+from memorymanager.requests import get_container_requested_resources
+from memorymanager.runner.results import InitMemory, RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import HintSpec, InjectedHints, Scenario, ScenarioError, Step, load_scenario
 
 MERGE_CHOICES = tuple(MERGE_FUNCTIONS)
@@ -60,6 +62,23 @@ def build_provider(injected: InjectedHints) -> FixedHintProvider:
     )
 
 
+def init_memory_account(pod: Pod, init_blocks: dict[str, Optional[list[Block]]]) -> dict[str, InitMemory]:
+    """Per regular init container that held memory when its pod was admitted: where, how much (its request),
+    how much the later containers took over, and whose creation released it."""
+    account: dict[str, InitMemory] = {}
+    order = [c.name for c in pod.all_containers()]
+    for name, blocks in init_blocks.items():
+        if not blocks:
+            continue
+        container = pod.find_container(name)
+        requested = get_container_requested_resources(pod, container)
+        left = {b.type: b.size for b in blocks}
+        nodes = sorted({n for b in blocks for n in (b.numa_affinity or [])})
+        account[name] = InitMemory(nodes, requested, {r: size - left.get(r, 0) for r, size in requested.items()
+                                                      if size > left.get(r, 0)}, order[order.index(name) + 1])
+    return account
+
+
 class ScenarioRun:
     """The execution of one scenario on one node."""
 
@@ -75,6 +94,7 @@ class ScenarioRun:
             self.node.file_ops = NoSyncFileOps()
         self.context_pod: Optional[Pod] = None
         self._hint_shown: Optional[str] = None  # the start hint already attached to a step
+        self._init_memory: dict[str, InitMemory] = {}  # the current admit step's init containers' memory
 
     def run(self) -> list[StepResult]:
         """Start the node (unless step 0 is `start`), then run every step."""
@@ -94,6 +114,7 @@ class ScenarioRun:
     def run_step(self, step: Step) -> StepResult:
         """One operation, then everything it can report, compared with its `expect`."""
         actual: dict[str, Any] = {"error": None}
+        self._init_memory = {}
         try:
             self._execute(step, actual)
         except ReferenceRefusal as exc:  # --merge reference on a large machine: not comparable
@@ -101,7 +122,8 @@ class ScenarioRun:
         except Exception as exc:  # a failing step, never a crash of the runner
             actual["error"] = error_message(exc)
         self._observe(actual, step)
-        return StepResult(step.index, step.op, compare(step.expect, actual), actual, self._notes(actual))
+        return StepResult(step.index, step.op, compare(step.expect, actual), actual, self._notes(actual),
+                          init_memory=self._init_memory)
 
     def _notes(self, actual: dict[str, Any]) -> list[str]:
         """The start hint of a failed start, on the first failing step after it (not repeated)."""
@@ -125,6 +147,7 @@ class ScenarioRun:
             extra = build_provider(step.providers) if step.providers is not None else None
             outcome = node.admit(step.pod, extra)
             actual.update(admitted=outcome.admit, reason=outcome.reason, message=outcome.message)
+            self._init_memory = init_memory_account(step.pod, outcome.init_blocks)
             actual["hints"] = hint_maps_to_obj(outcome.hints)
         elif step.op == "hints":
             self.context_pod = step.pod

@@ -3,7 +3,8 @@
 With `verbose` (`run -v`) the human report also tells, under each scenario's line, what
 every step did: the admission decision (admitted, or refused with kubelet's reason and
 message), and for each container of an admitted pod its NUMA nodes and the memory pinned
-there per resource, as Kubernetes quantities (`1Gi`, `64Mi`).
+there per resource, as Kubernetes quantities (`1Gi`, `64Mi`); an init container's memory,
+taken at admission and released when the next container is created, is told as such.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, Optional, TextIO
 from kubeinputs.pod import pod_label
 from kubeinputs.quantity import size_text
 from memorymanager.runner.expect import MISSING
-from memorymanager.runner.results import FAILED, INVALID, SKIPPED, RunReport, ScenarioResult, StepResult
+from memorymanager.runner.results import FAILED, INVALID, SKIPPED, InitMemory, RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import Scenario, Step
 
 LABELS = {"passed": "ok     ", FAILED: "FAIL   ", INVALID: "INVALID", SKIPPED: "skipped"}
@@ -64,10 +65,24 @@ def _container_lines(step: StepResult) -> list[str]:
         for block in memory.get(name) or []:
             per_resource[block["type"]] = per_resource.get(block["type"], 0) + block["size"]
         nodes = numa_nodes.get(name)
+        init = step.init_memory.get(name)
+        if init is not None and nodes is None:
+            lines.append(_init_line(name, init))
+            continue
         where = "no NUMA nodes" if nodes is None else "NUMA nodes [" + ", ".join(map(str, nodes)) + "]"
         pinned = ", ".join(f"{res} {size_text(size)}" for res, size in per_resource.items()) or "no memory pinned"
         lines.append(f"{name}: {where}; {pinned}")
     return lines
+
+
+def _init_line(name: str, init: InitMemory) -> str:
+    """`init: took memory 2Gi on NUMA nodes [0] at admission; released when app was created (app re-uses ...)`."""
+    taken = ", ".join(f"{res} {size_text(size)}" for res, size in init.taken.items())
+    line = (f"{name}: took {taken} on NUMA nodes [{', '.join(map(str, init.numa_nodes))}] at admission; "
+            f"released when {init.released_by} was created")
+    if init.reused:
+        line += " (later containers re-use " + ", ".join(f"{res} {size_text(size)}" for res, size in init.reused.items()) + " of it)"
+    return line
 
 
 def step_lines(step: StepResult, spec: Optional[Step] = None) -> list[str]:

@@ -13,6 +13,17 @@ SKIPPED = "skipped"  # the reference merge refused the input (ReferenceRefusal);
 
 
 @dataclass
+class InitMemory:
+    """A regular init container's memory at admission (human report only): NUMA nodes, bytes per resource
+    (its request), the bytes later containers re-use, and the container whose creation released it."""
+
+    numa_nodes: list[int]
+    taken: dict[str, int]
+    reused: dict[str, int]
+    released_by: str
+
+
+@dataclass
 class StepResult:
     """One step: its failures and everything it could report (`actual`, shaped like `expect`).
 
@@ -26,6 +37,7 @@ class StepResult:
     actual: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     skipped: Optional[str] = None  # why the step was not compared (the reference merge's refusal)
+    init_memory: dict[str, InitMemory] = field(default_factory=dict)  # admit: init containers' memory (not in --json)
 
     @property
     def status(self) -> str:

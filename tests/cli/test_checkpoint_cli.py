@@ -164,3 +164,18 @@ def test_never_a_traceback(tmp_path, blob, as_json) -> None:
     path = write(tmp_path, blob, "garbage")
     assert run(inspect, path, as_json)[0] in (0, 1)
     assert run(verify, path, "None")[0] in (0, 1)
+
+
+def test_inspect_shows_how_allocatable_is_derived(tmp_path) -> None:
+    path = write(tmp_path, encode_checkpoint("Static", MACHINE, ENTRIES, fmt="v3"))
+    _, text = run(inspect, path, False)
+    assert "allocatable = MemTotal - hugepages - reservedMemory" in text
+    # node 0 claims 7Gi allocatable although its 1Gi hugepage pool leaves 8Gi - 1Gi - 1Gi = 6Gi: told, not hidden
+    assert "    memory 8Gi - 1Gi - 1Gi = 7Gi (does not add up: not derived from one machine)" in text
+    assert "    memory 8Gi - 0 - 1Gi = 7Gi\n" in text  # node 1
+    _, doc = run(inspect, path, True)
+    rows = json.loads(doc)["nodes"][0]["allocatableDerivation"]
+    assert rows[0] == {"resource": "memory", "total": 8 * GI, "hugepages": GI, "reserved": GI, "allocatable": 7 * GI,
+                       "addsUp": False}
+    assert rows[1] == {"resource": "hugepages-2Mi", "total": GI, "hugepages": 0, "reserved": 0, "allocatable": GI,
+                       "addsUp": True}

@@ -165,3 +165,31 @@ def test_pod_level_budget_without_shared_pool() -> None:
     assert hints.hints == {"memory": []} and hints.consistent
     assert "leaving no memory for shared containers" in hints.note
     assert e.merges[0].consistent
+
+
+def test_a_burstable_pod_is_not_pinned_and_its_qos_reason_names_what_is_missing() -> None:
+    e = walk("memory/067-burstable-pod-not-pinned.yaml").steps[0].explanation
+    assert e.decision.admitted
+    assert e.decision.why == ("admitted: the pod is Burstable, so it is not pinned (only Guaranteed pods get "
+                              "exclusive NUMA memory)")
+    assert "aligned" not in e.decision.why
+    assert e.asked.qos_reason == "the summed memory requests (1Gi) differ from the summed memory limits (2Gi)"
+
+
+def test_allocatable_is_derived_per_node() -> None:
+    node = Node(synthetic_machine(2, 4 * GI, hugepages_2mi=256),
+                {"memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]})
+    node.start()
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
+    from kubeinputs.pod import parse_pod
+
+    e = explain_pod(node.simulated_node, parse_pod(pod))
+    rows = {(r.node, r.resource): r for r in e.allocatable}
+    memory0 = rows[(0, "memory")]
+    assert (memory0.total, memory0.hugepages, memory0.reserved) == (4 * GI, 512 * MI, 100 * MI)
+    assert memory0.allocatable == node.allocatable()[0]["memory"] == 4 * GI - 512 * MI - 100 * MI and memory0.adds_up
+    assert rows[(1, "hugepages-2Mi")].allocatable == 512 * MI
+    from memorymanager.explain.text import explanation_lines
+
+    text = "\n".join(explanation_lines(e))
+    assert "node 0: memory 4Gi - 512Mi - 100Mi = 3484Mi; hugepages-2Mi 512Mi - 0 = 512Mi" in text

@@ -1,6 +1,8 @@
 """The HTML report in a real browser (Debian's headless chromium): it renders a picture that is
 not blank, and the DOM the browser built holds one bar group per NUMA node per step with the
-machine state's bytes.
+machine state's bytes, the reason before the picture, numbers on every bar, every bar on one
+scale, and a refused request drawn (in red where it exceeds the free memory) against the free
+space it did not fit.
 
 Skipped only when chromium is absent outside CI; with CI=true a missing browser fails
 (.ci/run installs it).
@@ -16,10 +18,13 @@ import pytest
 from memorymanager.explain.html import render_report
 from memorymanager.explain.png import find_chromium
 from memorymanager.explain.png import run_chromium as run_browser
-from tests.explain.helpers import read_png, walk
-from tests.explain.test_html import assert_bars_match, collect
+from memorymanager.explain.walk import walk_scenario
+from memorymanager.runner.scenario import load_scenario
+from tests.explain.helpers import TUTORIAL, read_png, walk
+from tests.explain.test_html import assert_bars_match, collect, collect_picture
 
-WINDOW = (640, 480)
+WINDOW = (800, 600)
+GI = 1 << 30
 
 
 def chromium() -> str:
@@ -40,18 +45,27 @@ def run_chromium(binary: str, tmp_path: Path, *args: str) -> subprocess.Complete
 def test_tutorial_report_in_chromium(tmp_path: Path) -> None:
     binary = chromium()
     view = walk("tutorial/001-single-node-fit.yaml")
+    refused = walk_scenario(load_scenario(str(TUTORIAL / "006-what-would-make-it-fit.yaml")), only_step=2,
+                            what_if=True)
+    refused.steps = [s for s in refused.steps if s.index == 2]
     page = tmp_path / "report.html"
-    page.write_text(render_report([view], open_steps=1), encoding="utf-8")
-    url = page.as_uri()
+    page.write_text(render_report([view, refused], open_steps=1), encoding="utf-8")
 
-    dom = run_chromium(binary, tmp_path, "--dump-dom", url)
+    dom = run_chromium(binary, tmp_path, "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     parser = collect(dom.stdout)
-    assert sorted(parser.steps) == [s.index for s in view.steps]
+    assert sorted(parser.steps) == [s.index for s in view.steps] + [2]  # tutorial 1's steps 0, 1; tutorial 6's step 2
     assert_bars_match(parser, view)  # the browser's DOM: one group per node per step, exact bytes
+    picture = collect_picture(dom.stdout)
+    asks = {node: bar["asks"] for (step, node, _), bar in picture.bars.items() if step == 2}
+    assert asks == {"0": [3 * GI], "1": [3 * GI]} and picture.reason_first[2]
+    assert all("free " in bar["text"] and " of " in bar["text"] for bar in picture.bars.values())
+    assert "6. What would make it fit" in dom.stdout and "removing a (frees memory 2Gi on node 0)" in dom.stdout
 
+    alone = tmp_path / "refused.html"  # the refused step alone, at the top of the window
+    alone.write_text(render_report([refused], open_steps=1), encoding="utf-8")
     shot = tmp_path / "shot.png"
-    result = run_chromium(binary, tmp_path, f"--screenshot={shot}", url)
+    result = run_chromium(binary, tmp_path, f"--screenshot={shot}", alone.as_uri())
     assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
     width, height, rows = read_png(shot.read_bytes())
     assert (width, height) == WINDOW
@@ -59,5 +73,7 @@ def test_tutorial_report_in_chromium(tmp_path: Path) -> None:
     pixels = [row[i:i + 3] for row in rows for i in range(0, len(row), step)]
     not_white = sum(1 for p in pixels if min(p) < 235)
     colourful = sum(1 for p in pixels if max(p) - min(p) > 90)  # pod colours, not grey text
+    red = sum(1 for p in pixels if p[0] > 200 and p[1] < 150 and p[2] < 150)  # the request beyond the free memory
     assert not_white > 0.02 * len(pixels), not_white
     assert colourful > 200, colourful
+    assert red > 300, red

@@ -29,7 +29,8 @@ def documented_tables() -> dict[str, list[str]]:
 def test_every_model_class_is_documented_field_by_field() -> None:
     tables = documented_tables()
     for name in ("StepView", "Explanation", "Asked", "ContainerAsk", "PodPart", "HintsPart", "MaskRow",
-                 "MergePart", "ProviderList", "Rival", "Decision", "AllocationPart", "ContainerAllocation", "Take"):
+                 "MergePart", "ProviderList", "Rival", "Decision", "AllocationPart", "ContainerAllocation", "Take",
+                 "AllocatableTerms"):
         cls = getattr(model, name)
         assert tables[name] == [f.name for f in fields(cls)], name
 
@@ -49,6 +50,7 @@ def test_document_has_the_documented_keys() -> None:
     e = step["explanation"]
     assert list(e) == tables["Explanation"]
     assert list(e["asked"]) == tables["Asked"]
+    assert list(e["allocatable"][0]) == tables["AllocatableTerms"]
     assert list(e["hints"][0]) == tables["HintsPart"]
     assert list(e["hints"][0]["masks"][0]) == tables["MaskRow"]
     assert list(e["merges"][0]) == tables["MergePart"]
@@ -65,3 +67,45 @@ def test_only_step_document() -> None:
     doc = scenario_document(view, 1)
     assert [s["index"] for s in doc["steps"]] == [1]
     assert doc["steps"][0]["explanation"]["merges"][0]["winner"] == {"numaAffinity": [1], "preferred": True}
+
+
+def test_start_document_has_the_documented_keys() -> None:
+    from memorymanager.explain.jsondoc import start_document
+    from memorymanager.explain.start import start_of_scenario
+    from memorymanager.node import reservation, start_diagnosis
+
+    tables = documented_tables()
+    for cls in (start_diagnosis.StartDiagnosis, reservation.ReservationSum, start_diagnosis.StateDrift,
+                start_diagnosis.StartFix):
+        assert tables[cls.__name__] == [f.name for f in fields(cls)], cls.__name__
+    path = "fixtures/scenarios/tutorial/008-checkpoint-after-a-reboot.yaml"
+    doc = json.loads(json.dumps(start_document({"scenario": path}, start_of_scenario(str(ROOT / path)))))
+    assert list(doc) == tables["Start document"]
+    assert list(doc["start"]) == tables["StartDiagnosis"]
+    assert list(doc["start"]["reservations"][0]) == tables["ReservationSum"]
+    assert list(doc["start"]["drift"][0]) == tables["StateDrift"]
+    assert list(doc["start"]["fixes"][0]) == tables["StartFix"]
+
+
+def test_what_if_document_has_the_documented_keys() -> None:
+    from memorymanager.explain.walk import walk_scenario
+    from memorymanager.node import api, whatif
+    from memorymanager.runner.scenario import load_scenario
+
+    tables = documented_tables()
+    for cls in (model.WhatIf, model.MaskShortfall, whatif.RemovalFix, whatif.SettingTry, whatif.LargestFit,
+                whatif.NodeHeadroom, api.Admission, api.Placement):
+        assert tables[cls.__name__] == [f.name for f in fields(cls)], cls.__name__
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios/tutorial/006-what-would-make-it-fit.yaml")),
+                         what_if=True)
+    docs = [json.loads(json.dumps(scenario_document(view, i)))["steps"][0]["explanation"] for i in (1, 2)]
+    admitted, refused = docs[0]["what_if"], docs[1]["what_if"]
+    assert list(refused) == tables["WhatIf"] and list(admitted["headroom"][0]) == tables["NodeHeadroom"]
+    assert list(refused["shortfalls"][0]) == tables["MaskShortfall"]
+    assert list(refused["removals"][0]) == tables["RemovalFix"]
+    assert list(refused["removals"][0]["admission"]) == tables["Admission"]
+    assert list(refused["removals"][0]["admission"]["placements"]["app"]) == tables["Placement"]
+    assert list(refused["settings"][0]) == tables["SettingTry"]
+    assert list(refused["largest"]) == tables["LargestFit"]
+    assert json.loads(json.dumps(scenario_document(walk("tutorial/001-single-node-fit.yaml"))))["steps"][0][
+        "explanation"]["what_if"] is None  # only when asked for

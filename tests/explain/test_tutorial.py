@@ -1,5 +1,5 @@
-"""docs/tutorial.md: five walk-throughs, each a passing tutorial scenario whose embedded explain
-output is exactly what the command prints today."""
+"""docs/tutorial.md: seven walk-throughs, each on passing tutorial scenarios whose embedded explain
+outputs are exactly what the command prints today."""
 from __future__ import annotations
 
 import os
@@ -13,7 +13,7 @@ PAGE = ROOT / "docs" / "tutorial.md"
 
 def test_embedded_outputs_equal_the_command() -> None:
     found = blocks(PAGE.read_text(encoding="utf-8"))
-    assert len(found) == 5
+    assert len(found) == 9
     cwd = os.getcwd()
     os.chdir(ROOT)  # the markers' paths are relative to the repository root
     try:
@@ -28,4 +28,5 @@ def test_embedded_outputs_equal_the_command() -> None:
 
 def test_tutorial_scenarios_pass() -> None:
     report = run_paths([str(TUTORIAL)])
-    assert [s.status for s in report.scenarios] == ["passed"] * 5
+    assert [s.status for s in report.scenarios] == ["passed"] * len(list(TUTORIAL.glob("*.yaml")))
+    assert len(report.scenarios) == 8

@@ -84,3 +84,26 @@ def test_zero_limits_do_not_count_but_keep_the_pod_out_of_guaranteed():
     # a zero memory limit is ignored in the sums, yet the container lacks a positive memory limit
     the_pod = pod([res(limits=G), res(requests={"cpu": "100m"}, limits={"cpu": "100m", "memory": "0"})])
     assert get_pod_qos(the_pod, True) == BURSTABLE
+
+
+REASON_CASES = [
+    ("no cpu limit", pod([res(requests={"cpu": "1", "memory": "1Gi"}, limits={"memory": "1Gi"})]),
+     "container 'c0' has no cpu limit"),
+    ("no limits at all", pod([res(requests={"memory": "1Gi"})]), "container 'c0' has no cpu limit and no memory limit"),
+    ("a zero memory limit", pod([res(limits={"cpu": "1", "memory": "0"})]), "container 'c0' has a memory limit of 0"),
+    ("the first container without limits is named", pod([res(limits=G), res(requests={"cpu": "1"})]),
+     "container 'c1' has no cpu limit and no memory limit"),
+    ("requests below limits", pod([res(requests={"cpu": "1", "memory": "1Gi"}, limits={"cpu": "1", "memory": "2Gi"})]),
+     "the summed memory requests (1Gi) differ from the summed memory limits (2Gi)"),
+    ("pod-level limits without cpu", pod([res()], pod_resources={"limits": {"memory": "1Gi"}}),
+     "pod-level resources decide: the pod-level limits have no cpu limit"),
+]
+
+
+@pytest.mark.parametrize("name,the_pod,reason", REASON_CASES, ids=[c[0] for c in REASON_CASES])
+def test_the_reason_names_what_is_missing(name, the_pod, reason):
+    from kubeinputs.qos import get_pod_qos_explained
+
+    qos, why = get_pod_qos_explained(the_pod, True)
+    assert qos == BURSTABLE
+    assert why == reason

@@ -69,6 +69,26 @@ def test_verbose_lines_of_a_refusal_and_of_an_error(tmp_path):
     assert line.startswith("steps[0] check: error: the node is not running (start failed: the total amount ")
 
 
+def test_verbose_lines_say_init_memory_was_taken_and_later_released(tmp_path):
+    def init_pod(name, init, app):
+        limits = lambda size: {"limits": {"cpu": "1", "memory": size}}  # noqa: E731
+        return {"metadata": {"name": name}, "spec": {
+            "initContainers": [{"name": "init", "resources": limits(init)}],
+            "containers": [{"name": "app", "resources": limits(app)}, {"name": "tail", "resources": limits("1Gi")}]}}
+
+    result, scenario = run(tmp_path, [{"admit": init_pod("job", "3Gi", "1Gi")}, {"admit": init_pod("two", "1Gi", "1Gi")}])
+    assert step_lines(result.steps[0], scenario.steps[0]) == [
+        "steps[0] admit job: admitted",
+        "    init: took memory 3Gi on NUMA nodes [0] at admission; released when app was created "
+        "(later containers re-use memory 2Gi of it)",
+        "    app: NUMA nodes [0]; memory 1Gi",
+        "    tail: NUMA nodes [0]; memory 1Gi",
+    ]
+    # the init container's memory was really released: node 0 holds app and tail only
+    assert result.steps[1].actual["memory"]["init"] is None
+    assert "(later containers re-use memory 1Gi of it)" in step_lines(result.steps[1], scenario.steps[1])[1]
+
+
 def test_cli_run_verbose(tmp_path):
     import memorymanager.cli.app as cli
 

@@ -1,0 +1,65 @@
+"""`memorymanager explain --start`: the inputs of one kubelet start, read-only, and their diagnosis
+(`memorymanager.node.start_diagnosis`).
+
+The start is read from a scenario (its machine, kubelet configuration and `checkpoint`; the start
+before its first step), from a node's root (as `explain --node` reads it: the machine from
+ROOT/sys, the configuration from ROOT/var/lib/kubelet/config.yaml or a given file, the checkpoint
+ROOT/var/lib/kubelet/memory_manager_state if present), or from files (a KubeletConfiguration, a
+cadvisor machine, optionally a checkpoint). Nothing given is ever written.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from kubeinputs.errors import InputError
+from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file
+from kubeinputs.limits import read_bytes
+from kubeinputs.machine import MachineInfo, load_machine_info
+from kubeinputs.sysfs import read_machine_info
+from memorymanager.explain.live import kubelet_paths
+from memorymanager.node.start_diagnosis import DEFAULT_CHECKPOINT_PATH, StartDiagnosis, diagnose_start
+
+
+def _checkpoint_bytes(path: Path) -> Optional[bytes]:
+    """The checkpoint's bytes, None when there is no file."""
+    if not path.exists():
+        return None
+    try:
+        return read_bytes(path, limit_name="max_checkpoint_bytes")
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror}") from None
+
+
+def start_of_scenario(path: str) -> StartDiagnosis:
+    """The scenario's first start (its machine, configuration and checkpoint)."""
+    from memorymanager.runner.scenario import load_scenario
+
+    scenario = load_scenario(path)  # ScenarioError names the file, the path and the reason
+    checkpoint = scenario.checkpoint.encode() if scenario.checkpoint is not None else None
+    return diagnose_start(scenario.machine, scenario.kubelet, checkpoint, DEFAULT_CHECKPOINT_PATH)
+
+
+def start_of_node(root: str, kubelet_config: Optional[str]) -> StartDiagnosis:
+    """The start of the kubelet of the node under ROOT."""
+    if not Path(root).is_dir():
+        raise InputError(root, "no such folder (--node takes the root of a node's file system, / for this machine)")
+    sysfs, default_config, checkpoint = kubelet_paths(root)
+    config_path = Path(kubelet_config) if kubelet_config else default_config
+    if not config_path.is_file():
+        raise InputError(str(config_path), "no kubelet configuration file here (give one with --kubelet-config)")
+    return _diagnose(read_machine_info(sysfs), load_kubelet_config_file(str(config_path)), checkpoint)
+
+
+def start_of_files(kubelet_config: str, machine: str, checkpoint: Optional[str]) -> StartDiagnosis:
+    """The start of a kubelet with this configuration file, machine file and (optional) checkpoint file."""
+    path = Path(checkpoint) if checkpoint else None
+    if path is not None and not path.is_file():
+        raise InputError(checkpoint, "no such checkpoint file")
+    return _diagnose(load_machine_info(machine), load_kubelet_config_file(kubelet_config), path)
+
+
+def _diagnose(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[Path]) -> StartDiagnosis:
+    """The diagnosis, the checkpoint named by its own path."""
+    blob = _checkpoint_bytes(checkpoint) if checkpoint is not None else None
+    return diagnose_start(machine, config, blob, str(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT_PATH)

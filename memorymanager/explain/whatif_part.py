@@ -1,0 +1,83 @@
+"""Part 6 of an explanation (`--what-if`): what would make a refused pod fit, or an admitted pod's
+headroom. The answers come from `memorymanager.node.whatif`, each checked by admitting the pod on a
+copy of the node; the free memory each candidate mask lacks is read from the mask table of part 2
+(calculateHints' own sums) and the machine state the refused hint call saw."""
+from __future__ import annotations
+
+from typing import Optional
+
+from kubeinputs.pod import Pod
+from memorymanager.explain.model import Explanation, HintsPart, MaskShortfall, WhatIf
+from memorymanager.explain.taps import HintCall
+from memorymanager.explain.units import fmt_nodes, fmt_sizes
+from memorymanager.node import whatif
+from memorymanager.node.simulated_node import SimulatedNode
+
+MAX_SHORTFALLS = 8
+
+
+def refused_target(explanation: Explanation) -> Optional[str]:
+    """The container (or `pod`) whose admission failed: the merge the policy refused, else the Allocate that
+    refused, else the last merge."""
+    refused = next((m for m in explanation.merges if not m.admit), None)
+    if refused is not None:
+        return refused.target
+    failed = next((c for c in (explanation.allocation.containers if explanation.allocation else []) if c.error), None)
+    if failed is not None:
+        return failed.name
+    return explanation.merges[-1].target if explanation.merges else None
+
+
+def shortfalls(part: HintsPart, call: HintCall) -> list[MaskShortfall]:
+    """Per candidate mask with the allocatable memory (a narrower one never holds the request), the free
+    memory it lacks per resource and each node's free memory; masks of the preferred width first, then
+    those lacking least."""
+    rows = []
+    for row in part.masks:
+        if not row.allocatable_ok:
+            continue
+        lacking = {r: max(0, size - row.free.get(r, 0) - row.reusable.get(r, 0)) for r, size in part.requested.items()}
+        free_by_node = {}
+        for node_id in row.nodes:
+            tables = (call.machine_state[node_id].memory_map or {}) if node_id in call.machine_state else {}
+            free_by_node[str(node_id)] = {r: tables[r].free for r in part.requested if tables.get(r) is not None}
+        blocked = row.verdict if row.group_rule else ""
+        rows.append(MaskShortfall(part.target, row.nodes, len(row.nodes) == part.preferred_width, lacking,
+                                  free_by_node, blocked))
+    rows.sort(key=lambda r: (not r.preferred_width, bool(r.blocked_by), sum(r.lacking.values()), len(r.nodes)))
+    return rows[:MAX_SHORTFALLS]
+
+
+def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: whatif.Extra, explanation: Explanation,
+                  hint_calls: list[HintCall]) -> WhatIf:
+    """Part 6: for an admitted pod the headroom on the copy that admitted it; for a refused pod the mask
+    shortfalls, the removals, the other settings and the largest request, checked on copies of `node`."""
+    decision = explanation.decision
+    if decision is None:
+        return WhatIf(admitted=False)
+    if decision.admitted:
+        return WhatIf(True, headroom=list(whatif.headroom(trial).values()))
+    result = WhatIf(False)
+    target = refused_target(explanation)
+    part = next((h for h in reversed(explanation.hints) if h.target == target and h.path == "calculated"), None)
+    call = next((c for c in reversed(hint_calls) if c.target == target), None)
+    if part is not None and call is not None:
+        result.shortfalls = shortfalls(part, call)
+        if not result.shortfalls and part.masks:
+            widest = max(part.masks, key=lambda r: (sum(r.allocatable.values()), -len(r.nodes)))
+            result.shortfall_note = (f"no mask has the allocatable memory for {target}'s {fmt_sizes(part.requested)}: "
+                                     f"the most is {fmt_sizes(widest.allocatable)} on {fmt_nodes(widest.nodes)} "
+                                     "(whatever is removed)")
+    search = whatif.removals_that_admit(node, pod, extra)
+    result.removals, result.removal_note, result.checks = list(search.fixes), search.note, search.checks
+    result.settings = whatif.other_settings(node, pod, extra)
+    result.checks += len(result.settings)
+    reason = whatif.unpinned_reason(node, pod)
+    if reason:
+        result.largest_note = f"{reason}: its size does not decide admission"
+    else:
+        result.largest, checks = whatif.largest_admissible(node, pod, extra)
+        result.checks += checks
+        if result.largest is None:
+            result.largest_note = f"none is admitted now ({checks} size{'s' if checks != 1 else ''} checked)"
+    return result

@@ -1,0 +1,116 @@
+"""Part 6 of an explanation (`--what-if`) as terminal text: what would make a refused pod fit, each
+answer checked on a copy of the node, or the headroom an admitted pod leaves."""
+from __future__ import annotations
+
+from typing import Mapping, Optional
+
+from memorymanager.explain.model import MaskShortfall, WhatIf
+from memorymanager.explain.text import clip
+from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
+from memorymanager.node.api import Admission
+from memorymanager.node.whatif import NodeHeadroom
+
+
+def placed(admission: Optional[Admission]) -> str:
+    """`app on node 0; init on nodes 0-1 (not preferred)` for an admission, or its refusal."""
+    if admission is None:
+        return "kubelet does not start"
+    if not admission.admitted:
+        return f"refused ({admission.reason})"
+    parts = []
+    for name, p in admission.placements.items():
+        if not p.memory:
+            continue
+        where = f"node{'s' if ('-' in p.cpuset_mems or ',' in p.cpuset_mems) else ''} {p.cpuset_mems}"
+        parts.append(f"{name} on {where}" + ("" if p.preferred or not p.numa_nodes else " (not preferred)"))
+    return "admitted" + (": " + "; ".join(parts) if parts else "")
+
+
+def _by_node(sizes: Mapping[int, Mapping[str, int]]) -> str:
+    """`memory 2Gi on node 0, memory 1Gi on node 1`."""
+    return ", ".join(f"{fmt_sizes(dict(per))} on node {node}" for node, per in sorted(sizes.items())) or "nothing"
+
+
+def _shortfall_line(row: MaskShortfall) -> str:
+    """`0     lacks memory 1124Mi (free: node 0 memory 1948Mi)`."""
+    free = "; ".join(f"node {n} {fmt_sizes(per)}" for n, per in row.free_by_node.items())
+    lacking = {r: size for r, size in row.lacking.items() if size}
+    what = f"lacks {fmt_sizes(lacking)}" if lacking else "has the free memory"
+    tail = f", but {row.blocked_by}" if row.blocked_by else ""
+    if not row.preferred_width and not tail:
+        tail = ", but it is wider than the preferred width"
+    return f"{fmt_nodes(row.nodes) + ':':<7}{what} (free: {free}){tail}"
+
+
+def _shortfalls_that_matter(rows: list[MaskShortfall]) -> list[MaskShortfall]:
+    """The masks that lack memory or break the group rule, and, when no mask of the preferred width fits, the
+    wider ones that fit (restricted and single-numa-node refuse those); nothing when memory fits as preferred."""
+    def fits(row: MaskShortfall) -> bool:
+        return not row.blocked_by and not any(row.lacking.values())
+
+    if any(fits(r) and r.preferred_width for r in rows):
+        return []
+    return rows
+
+
+def _requests(requests: Mapping[str, Mapping[str, int]]) -> str:
+    """`app memory 1948Mi; init memory 1Gi`."""
+    return "; ".join(f"{owner} {fmt_sizes(dict(sizes))}" for owner, sizes in requests.items())
+
+
+def _headroom_items(rows: list[NodeHeadroom]) -> list[tuple[int, str]]:
+    """Per node the free memory left; groups once, with what they may serve."""
+    items = []
+    groups = set()
+    for room in rows:
+        free = ", ".join(f"{r} {fmt_bytes(f)} free of {fmt_bytes(room.allocatable.get(r, 0))}"
+                         for r, f in room.free.items())
+        tail = "" if room.usable_alone else f" (in the group {fmt_nodes(room.cells)}: not usable alone)"
+        items.append((5, f"node {room.node}: {free}{tail}"))
+        if not room.usable_alone and room.cells not in groups:
+            groups.add(room.cells)
+            items.append((5, f"group {fmt_nodes(room.cells)}: {fmt_sizes(dict(room.group_free))} free, for a mask "
+                             "equal to the group only"))
+    return items
+
+
+def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
+    """Part 6 as (indent, one unwrapped line): the heading at 0."""
+    if w.admitted:
+        return [(0, "6. Headroom after the admission")] + _headroom_items(w.headroom)
+    items = [(0, f"6. What would make it fit (each answer checked by admitting on a copy of the node; "
+                 f"{w.checks} admissions)")]
+    shown = _shortfalls_that_matter(w.shortfalls)
+    if shown:
+        items.append((3, f"free memory each mask lacks for {shown[0].target}:"))
+        items.extend((5, _shortfall_line(row)) for row in shown)
+    elif w.shortfalls:
+        fits = ", ".join(fmt_nodes(r.nodes) for r in w.shortfalls if r.preferred_width)
+        items.append((3, f"memory fits {w.shortfalls[0].target} on {fits} (the preferred width): memory is not "
+                         "what keeps it out"))
+    if w.shortfall_note:
+        items.append((3, w.shortfall_note))
+    for i, fix in enumerate(w.removals):
+        lead = "removing " if i == 0 else "or removing "
+        items.append((3, f"{lead}{', '.join(fix.pods)} (frees {_by_node(fix.freed)}): {placed(fix.admission)}"))
+    if w.removal_note:
+        items.append((3, ("removing pods: " if not w.removals else "") + w.removal_note))
+    admitted = [t for t in w.settings if t.admission is not None and t.admission.admitted]
+    for t in admitted:
+        items.append((3, f"topology manager policy {t.policy}, scope {t.scope}: {placed(t.admission)}"))
+    if w.settings and not admitted:
+        tried = ", ".join(f"{t.policy}/{t.scope}" for t in w.settings)
+        items.append((3, f"no other topology manager policy or scope admits it (tried {tried})"))
+    if w.largest is not None:
+        text = f"the largest request of this shape admitted now: {_requests(w.largest.requests)}: {placed(w.largest.admission)}"
+        if w.largest.refused_above is not None:
+            text += f"; {_requests(w.largest.refused_above)} is refused"
+        items.append((3, text))
+    elif w.largest_note:
+        items.append((3, f"the largest request of this shape: {w.largest_note}"))
+    return items
+
+
+def what_if_lines(w: WhatIf) -> list[str]:
+    """Part 6 for a terminal: each line wrapped at 100 columns."""
+    return [line for indent, text in what_if_items(w) for line in clip(text, indent)]
