@@ -53,7 +53,7 @@ def test_no_removal_helps_when_the_other_provider_decides() -> None:
     from memorymanager.node.api import hint_provider
 
     wide = parse_pod(pod("wide", "1Gi"))
-    search = whatif.removals_that_admit(n.simulated_node, wide, hint_provider(wide, cpu))
+    search = whatif.removals_that_admit(n.simulated_node, wide, hint_provider(wide, cpu, "container"))
     assert search.fixes == () and "does not help" in search.note and search.checks == 1
     n.remove("a")  # checked: even on an empty node it is refused
     assert not n.would_admit(wide, hints=cpu).admitted
