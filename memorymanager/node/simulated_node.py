@@ -9,8 +9,10 @@ asks for when it drops stale state.
 """
 from __future__ import annotations
 
-from kubeinputs.errors import Error
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+
+from kubeinputs.errors import Error
 from typing import Any, Callable, Optional
 
 from kubeinputs.features import FeatureGates
@@ -220,6 +222,10 @@ class SimulatedNode:
         self.state_dir = state_dir
         self.merge_fn = merge_fn
         self.file_ops = None  # the checkpoint's FileOps: None is durable; NoSyncFileOps for a throwaway folder
+        # True (a throwaway folder nothing else reads): the checkpoint is written when it is about to be
+        # read again (the next start) or at flush_checkpoint(), not after every change; set before start
+        self.write_behind = False
+        self._held_writes = ExitStack()  # the memory manager's deferred_writes() while write_behind holds them
         self.topology_manager: Any = None
         self.memory_manager: Any = None
         self.start_error: Optional[str] = None
@@ -242,6 +248,7 @@ class SimulatedNode:
 
     def start(self) -> None:
         """Create the managers and restore state, as the kubelet does at start; raises KubeletStartError."""
+        self._held_writes.close()  # the old managers' last changes reach the file before it is read
         self.topology_manager = None
         self.memory_manager = None
         self._recorder = None
@@ -260,6 +267,15 @@ class SimulatedNode:
             self.start_error, self.start_hint = str(exc), exc.hint
             raise
         self.start_error = self.start_hint = None
+        if self.write_behind:
+            self._held_writes.enter_context(self.memory_manager.deferred_writes())
+
+    def flush_checkpoint(self) -> None:
+        """With write_behind: write the checkpoint now if anything changed since it was last written
+        (the file is then the one kubelet leaves after the same calls), and keep deferring after it."""
+        self._held_writes.close()
+        if self.write_behind and self.running:
+            self._held_writes.enter_context(self.memory_manager.deferred_writes())
 
     def _start(self) -> None:
         """In kubelet's order: feature gates, configuration validation, topology manager,
