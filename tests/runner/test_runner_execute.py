@@ -238,8 +238,8 @@ def test_benchmark_scenarios_pass(tmp_path):
     from memorymanager.runner.execute import run_paths
 
     paths = scenarios.write(str(tmp_path))
-    report = run_paths([paths["hints"], paths["trivial"]])
-    assert [s.status for s in report.scenarios] == ["passed", "passed"]
+    report = run_paths([paths["hints"], paths["hints_block"], paths["trivial"]])
+    assert [s.status for s in report.scenarios] == ["passed", "passed", "passed"]
 
 
 def test_error_null_means_the_step_must_not_fail(tmp_path):
