@@ -8,6 +8,7 @@ there per resource, as Kubernetes quantities (`1Gi`, `64Mi`).
 from __future__ import annotations
 
 import json
+from itertools import islice
 from typing import Any, Optional, TextIO
 
 from kubeinputs.quantity import BINARY_SI, Quantity
@@ -119,6 +120,12 @@ def write_human(report: RunReport, out: TextIO, verbose: bool = False) -> None:
 
 
 def write_json(report: RunReport, out: TextIO) -> None:
-    """The `--json` document (one JSON object, newline-terminated)."""
-    json.dump(report.to_dict(), out, indent=2, ensure_ascii=False)
+    """The `--json` document (one JSON object, newline-terminated): json.dump's text, written in large
+    pieces rather than one write per token (a long scenario's document has millions of tokens)."""
+    tokens = json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(report.to_dict())
+    while True:
+        piece = "".join(islice(tokens, 65536))
+        if not piece:
+            break
+        out.write(piece)
     out.write("\n")
