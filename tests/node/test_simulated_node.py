@@ -278,3 +278,20 @@ def test_write_behind_survives_a_failed_restart(tmp_path):
     assert b'"a":{"app":' in checkpoint_bytes(tmp_path)  # the admission reached the file before the start
     lazy.restart(parse_kubelet_config(STATIC, "kubelet"))
     assert lazy.state().get_memory_blocks("a", "app") is not None
+
+
+def test_an_in_memory_fork_of_a_write_behind_node_leaves_its_writes_alone(tmp_path):
+    from memorymanager.node.api import fork_in_memory
+
+    lazy = SimulatedNode(MACHINE, parse_kubelet_config(STATIC, "kubelet"), str(tmp_path))
+    lazy.write_behind = True
+    lazy.start()
+    fresh = checkpoint_bytes(tmp_path)
+    assert lazy.admit(pod("a", "app")).admit
+    trial = fork_in_memory(lazy)
+    assert trial.admit(pod("b", "app")).admit
+    trial.flush_checkpoint()
+    assert sorted(lazy.state().get_memory_assignments()) == ["a"]
+    assert checkpoint_bytes(tmp_path) == fresh  # neither the fork nor its flush wrote the original's file
+    lazy.flush_checkpoint()
+    assert b'"a":{"app":' in checkpoint_bytes(tmp_path) and b'"b"' not in checkpoint_bytes(tmp_path)
