@@ -140,16 +140,17 @@ _PLAIN_TAGS = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", _INT_TAG, "ta
 def load_plain_yaml(text: str) -> Any:
     """The document's values built straight from the parser's events, or NOT_PLAIN.
 
-    For the common document: one document of maps, lists and scalars, without anchors, aliases or
-    tags, whose plain scalars are strings, integers, floats, booleans or nulls. It builds no node
-    graph (so no alias expansion to count: the nodes are counted as they come) and resolves each
-    distinct plain scalar once; on a block-style file it takes about a quarter of the node-graph
-    reader's time. Anything else, and every problem (syntax, a key written twice, a limit passed,
-    a complex key), answers NOT_PLAIN, so that load_yaml_graph gives the value or the error.
+    For the common document: one document of maps, lists and scalars without tags, whose plain
+    scalars are strings, integers, floats, booleans or nulls (anchors and aliases included: an alias
+    shares the anchored value, as the node-graph reader does, and counts its expanded size). It
+    builds no node graph and resolves each distinct plain scalar once; on a block-style file it
+    takes about a third of the node-graph reader's time. Anything else, and every problem (syntax,
+    a key written twice, a limit passed, a complex key, an alias to an unfinished or unknown
+    anchor), answers NOT_PLAIN, so that load_yaml_graph gives the value or the error.
     Cost: O(events).
     """
     import yaml
-    from yaml.events import (MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
+    from yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
                              SequenceStartEvent, StreamEndEvent)
     from yaml.nodes import ScalarNode
 
@@ -163,13 +164,16 @@ def load_plain_yaml(text: str) -> Any:
         max_depth, max_nodes, max_digits = LIMITS.max_depth, LIMITS.max_yaml_nodes, LIMITS.max_number_digits
         str_tag, constructors, resolve = _STR_TAG, loader.yaml_constructors, loader.resolve
         plain: dict[str, Any] = {}  # plain scalar -> its value (resolution is by the text alone)
-        stack: list = []  # open collections: [dict, key (or NOT_PLAIN before a key)] or [list]
-        nodes = 0
+        anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, nodes once expanded)
+        opened: set[str] = set()  # anchors of collections still open (an alias to one is a cycle)
+        # open collections: [dict, key (NOT_PLAIN before a key), anchor, nodes before it] or [list, anchor, nodes]
+        stack: list = []
+        nodes = 0  # nodes so far, aliases expanded (the node graph's max_yaml_nodes count)
         while True:
             event = get()
             kind = type(event)
             if kind is ScalarEvent:
-                if event.anchor is not None or event.tag is not None:
+                if event.tag is not None:
                     return NOT_PLAIN
                 value = event.value
                 if event.implicit[0]:
@@ -187,24 +191,43 @@ def load_plain_yaml(text: str) -> Any:
                             return NOT_PLAIN  # a timestamp, a merge key, a too-long number, ...
                         plain[value] = known
                     value = known
-            elif kind is MappingStartEvent or kind is SequenceStartEvent:
                 nodes += 1
-                if event.anchor is not None or event.tag is not None or len(stack) >= max_depth or nodes > max_nodes:
+                anchor = event.anchor
+                if anchor is not None:
+                    if anchor in anchors or anchor in opened:
+                        return NOT_PLAIN  # defined twice
+                    anchors[anchor] = (value, 1)
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                anchor = event.anchor
+                if event.tag is not None or len(stack) >= max_depth or nodes >= max_nodes:
                     return NOT_PLAIN
-                stack.append([{}, NOT_PLAIN] if kind is MappingStartEvent else [[]])
+                if anchor is not None:
+                    if anchor in anchors or anchor in opened:
+                        return NOT_PLAIN
+                    opened.add(anchor)
+                stack.append([{}, NOT_PLAIN, anchor, nodes] if kind is MappingStartEvent else [[], anchor, nodes])
+                nodes += 1
                 continue
             elif kind is MappingEndEvent or kind is SequenceEndEvent:
-                value = stack.pop()[0]
-            else:  # an alias
+                frame = stack.pop()
+                value, anchor, before = frame[0], frame[-2], frame[-1]
+                if anchor is not None:
+                    opened.discard(anchor)
+                    anchors[anchor] = (value, nodes - before)
+            elif kind is AliasEvent:
+                known_anchor = anchors.get(event.anchor)
+                if known_anchor is None:
+                    return NOT_PLAIN  # unknown, or a collection that contains its own alias
+                value, size = known_anchor
+                nodes += size
+            else:
                 return NOT_PLAIN
-            if kind is ScalarEvent:
-                nodes += 1
-                if nodes > max_nodes:
-                    return NOT_PLAIN
+            if nodes > max_nodes:
+                return NOT_PLAIN
             if not stack:
                 break
             top = stack[-1]
-            if len(top) == 1:
+            if len(top) == 3:
                 top[0].append(value)
             elif top[1] is NOT_PLAIN:  # a key
                 if type(value) is dict or type(value) is list or value in top[0]:

@@ -166,9 +166,12 @@ PLAIN_DOCUMENTS = [
     "1: a\n1.5: b\nfalse: c\n~: d\n",
     "a: {b: [1, 2], c: x}\n",
     "key: value # comment\nother: 'quoted: yes'\n",
+    "a: &x [1, {b: 2}]\nc: *x\nd: &s text\n*s : e\n",  # anchors and aliases (a key too)
 ]
 NOT_PLAIN_DOCUMENTS = [
-    "a: &x [1]\nb: *x\n",             # anchors and aliases
+    "a: &x [1, *x]\n",                  # an alias inside its own anchor,
+    "a: *nowhere\n",                    # to no anchor,
+    "a: &x 1\nb: &x 2\n",              # an anchor defined twice
     "a: !!str 1\n",                     # tags
     "a: !foo 1\n",
     "s: !!set {a, b}\n",
@@ -189,6 +192,26 @@ def test_a_plain_document_is_built_from_events_with_the_node_graphs_values(text)
     value = reader.load_plain_yaml(text)
     assert value is not reader.NOT_PLAIN
     assert repr(value) == repr(reader.load_yaml_graph(text)) == repr(yaml.safe_load(text))
+
+
+def test_an_alias_shares_its_anchors_value_as_in_the_node_graph():
+    text = "a: &x [1, {b: 2}]\nc: *x\n"
+    for doc in (reader.load_plain_yaml(text), reader.load_yaml_graph(text)):
+        assert doc["c"] is doc["a"]
+
+
+@pytest.mark.parametrize("limit, refused", [(9, False), (8, True)])
+def test_an_alias_counts_its_expanded_nodes(limit, refused):
+    from kubeinputs import limits
+
+    text = "a: &x [1, 2]\nb: *x\n"  # map, a, [1, 2] (3 nodes), b, the alias (3 more): 9 nodes
+    limits.set_limit(f"max-yaml-nodes={limit}")
+    try:
+        assert (reader.load_plain_yaml(text) is reader.NOT_PLAIN) == refused
+        assert _outcome(reader.load_yaml_text, text) == _outcome(reader.load_yaml_graph, text)
+        assert (_outcome(reader.load_yaml_text, text)[0] == "error") == refused
+    finally:
+        limits.reset()
 
 
 @pytest.mark.parametrize("text", NOT_PLAIN_DOCUMENTS)
@@ -217,7 +240,7 @@ def test_the_limits_hold_on_plain_documents(name, value, text):
 
 
 YAML_PIECES = ["a: 1", "a: 2", "b:", "  - x", "  - 1", "- y", "  c: yes", "  a: 1", "d: [1, {e: f}]", "g: {h: ~, h: 1}",
-               "i: 'q'", "j: &k 1", "l: *k", "m: !!str 2", "n: 2024-01-01", "o: 0x1F", "p: .nan", "<<: {q: 1}",
+               "i: 'q'", "j: &k 1", "l: *k", "m: !!str 2", "y: &c [1, {z: *k}]", "  - *c", "w: *c", "&k v: 3", "n: 2024-01-01", "o: 0x1F", "p: .nan", "<<: {q: 1}",
                "---", "? r", ": s", "\tt: 1", "u: [", "v: |", "    w", "x: 1_0", "1: z", "true: z", "  - - 1"]
 
 
