@@ -1,11 +1,14 @@
 """Scenario files for the start-up and loading benchmarks (B9, B10), generated rather than committed.
 
-    python -m benchmarks.scenarios DIR     # writes DIR/hints-4x255.yaml and DIR/trivial.yaml
+    python -m benchmarks.scenarios DIR     # writes DIR/hints-4x255.yaml, DIR/hints-4x255-block.yaml, DIR/trivial.yaml
 
 `hints_scenario` injects `lists` resources of every NUMA mask as hints (255 per resource on
 8 nodes, single-node masks preferred, as an idle CPU or device manager answers), so reading
-it means reading about 4 x 255 hint maps; `trivial_scenario` is the smallest useful file
-(the same node and policies, one NUMA node, one pod).
+it means reading about 4 x 255 hint maps. It is written twice: as `--record` writes YAML (a
+hint on one line, `{numaAffinity: [0], preferred: true}`) and in block style throughout (every
+key and list item on a line of its own, as PyYAML's default dumper and many people write it:
+about 3,200 lines). `trivial_scenario` is the smallest useful file (the same node and
+policies, one NUMA node, one pod).
 """
 from __future__ import annotations
 
@@ -64,14 +67,34 @@ def trivial_scenario() -> dict:
             "steps": [{"admit": _pod("p"), "expect": {"admitted": True, "numaNodes": {"app": [0]}}}]}
 
 
+def _no_aliases_dumper() -> type:
+    """PyYAML's safe dumper writing shared values out again (no `&id001` anchors)."""
+    import yaml
+
+    class NoAliases(yaml.SafeDumper):
+        def ignore_aliases(self, data: object) -> bool:
+            return True
+
+    return NoAliases
+
+
 def write(folder: str) -> dict[str, str]:
-    """Write both scenarios as YAML into `folder`; returns {"hints": path, "trivial": path}."""
+    """Write the scenarios as YAML into `folder`; returns {"hints": path, "hints_block": path, "trivial": path}."""
+    import yaml
+
+    _NoAliases = _no_aliases_dumper()
     os.makedirs(folder, exist_ok=True)
+    files = {
+        "hints": ("hints-4x255.yaml", dump_yaml(hints_scenario())),
+        "hints_block": ("hints-4x255-block.yaml", yaml.dump(hints_scenario(), Dumper=_NoAliases,
+                                                            default_flow_style=False, sort_keys=False)),
+        "trivial": ("trivial.yaml", dump_yaml(trivial_scenario())),
+    }
     paths = {}
-    for key, doc in (("hints", hints_scenario()), ("trivial", trivial_scenario())):
-        path = os.path.join(folder, "hints-4x255.yaml" if key == "hints" else "trivial.yaml")
+    for key, (name, text) in files.items():
+        path = os.path.join(folder, name)
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(dump_yaml(doc))
+            fh.write(text)
         paths[key] = path
     return paths
 

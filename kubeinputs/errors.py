@@ -12,6 +12,7 @@ null means something else (the scenario format) pass `null_is_empty=False`.
 """
 from __future__ import annotations
 
+from collections import abc
 from typing import Any, Iterable, Mapping, Optional
 
 ROOT = "(document)"  # the `where` of the document itself
@@ -125,7 +126,7 @@ def expect_map(value: Any, where: str, what: str = "a map", *, null_is_empty: bo
     """`value` as a dict if it is a map with string keys (null: empty, unless `null_is_empty` is off)."""
     if value is None and null_is_empty:
         return {}
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, abc.Mapping):  # typing.Mapping: slower, same answer
         raise InputError(where or ROOT, f"expected {what}, got {type_name(value)}")
     _check_string_keys(value, where)
     return dict(value)

@@ -12,9 +12,12 @@ follow the same rules:
 
 `.json` files are read with the `json` module (fast, and exactly JSON); anything else
 with PyYAML's safe schema, through libyaml's C parser when PyYAML has it
-(`yaml.CSafeLoader`), else the pure-Python one. The loader only composes the node
-graph; mappings are constructed here, which is where duplicates are caught with the
-nodes' marks. PyYAML is imported on first use, so JSON input and commands that read
+(`yaml.CSafeLoader`), else the pure-Python one. A plain document (no anchors, aliases,
+tags, timestamps or merge keys, and no problem) is built straight from the parser's
+events; any other, and any document with a problem, goes through the node graph: the
+loader composes it, and mappings are constructed here, which is where duplicates are
+caught with the nodes' marks. Both give the same values; every error comes from the
+node graph. PyYAML is imported on first use, so JSON input and commands that read
 no YAML do not pay for it.
 
 Writing (`dump_yaml`, for `--record`) keeps key order and never sorts; YAML comments
@@ -145,9 +148,128 @@ def _tab_note(text: Optional[str], mark: Any) -> str:
     return " (a tab in the indentation: YAML indents with spaces, never tabs)"
 
 
+NOT_PLAIN = object()  # load_plain_yaml's answer when the document needs the node-graph reader
+_PLAIN_TAGS = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", _INT_TAG, "tag:yaml.org,2002:float")
+
+
+def load_plain_yaml(text: str) -> Any:
+    """The document's values built straight from the parser's events, or NOT_PLAIN.
+
+    For the common document: one document of maps, lists and scalars without tags, whose plain
+    scalars are strings, integers, floats, booleans or nulls (anchors and aliases included: an alias
+    shares the anchored value, as the node-graph reader does, and counts its expanded size). It
+    builds no node graph and resolves each distinct plain scalar once; on a block-style file it
+    takes about a third of the node-graph reader's time. Anything else, and every problem (syntax,
+    a key written twice, a limit passed, a complex key, an alias to an unfinished or unknown
+    anchor), answers NOT_PLAIN, so that load_yaml_graph gives the value or the error.
+    Cost: O(events).
+    """
+    import yaml
+    from yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
+                             SequenceStartEvent, StreamEndEvent)
+    from yaml.nodes import ScalarNode
+
+    loader = _loader_class()(text)
+    try:
+        get = loader.get_event
+        get()  # stream start
+        event = get()
+        if type(event) is StreamEndEvent:
+            return None  # an empty stream; get_single_node answers None too
+        max_depth, max_nodes, max_digits = LIMITS.max_depth, LIMITS.max_yaml_nodes, LIMITS.max_number_digits
+        str_tag, constructors, resolve = _STR_TAG, loader.yaml_constructors, loader.resolve
+        plain: dict[str, Any] = {}  # plain scalar -> its value (resolution is by the text alone)
+        anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, nodes once expanded)
+        opened: set[str] = set()  # anchors of collections still open (an alias to one is a cycle)
+        # open collections: [dict, key (NOT_PLAIN before a key), anchor, nodes before it] or [list, anchor, nodes]
+        stack: list = []
+        nodes = 0  # nodes so far, aliases expanded (the node graph's max_yaml_nodes count)
+        while True:
+            event = get()
+            kind = type(event)
+            if kind is ScalarEvent:
+                if event.tag is not None:
+                    return NOT_PLAIN
+                value = event.value
+                if event.implicit[0]:
+                    known = plain.get(value, NOT_PLAIN)
+                    if known is NOT_PLAIN:
+                        tag = resolve(ScalarNode, value, (True, False))
+                        if tag == str_tag:
+                            known = value
+                        elif tag in _PLAIN_TAGS and not (tag == _INT_TAG and len(value) > max_digits):
+                            try:
+                                known = constructors[tag](loader, ScalarNode(tag, value))
+                            except Exception:  # e.g. `0x_`: the node-graph reader says what happens
+                                return NOT_PLAIN
+                        else:
+                            return NOT_PLAIN  # a timestamp, a merge key, a too-long number, ...
+                        plain[value] = known
+                    value = known
+                nodes += 1
+                anchor = event.anchor
+                if anchor is not None:
+                    if anchor in anchors or anchor in opened:
+                        return NOT_PLAIN  # defined twice
+                    anchors[anchor] = (value, 1)
+            elif kind is MappingStartEvent or kind is SequenceStartEvent:
+                anchor = event.anchor
+                if event.tag is not None or len(stack) >= max_depth or nodes >= max_nodes:
+                    return NOT_PLAIN
+                if anchor is not None:
+                    if anchor in anchors or anchor in opened:
+                        return NOT_PLAIN
+                    opened.add(anchor)
+                stack.append([{}, NOT_PLAIN, anchor, nodes] if kind is MappingStartEvent else [[], anchor, nodes])
+                nodes += 1
+                continue
+            elif kind is MappingEndEvent or kind is SequenceEndEvent:
+                frame = stack.pop()
+                value, anchor, before = frame[0], frame[-2], frame[-1]
+                if anchor is not None:
+                    opened.discard(anchor)
+                    anchors[anchor] = (value, nodes - before)
+            elif kind is AliasEvent:
+                known_anchor = anchors.get(event.anchor)
+                if known_anchor is None:
+                    return NOT_PLAIN  # unknown, or a collection that contains its own alias
+                value, size = known_anchor
+                nodes += size
+            else:
+                return NOT_PLAIN
+            if nodes > max_nodes:
+                return NOT_PLAIN
+            if not stack:
+                break
+            top = stack[-1]
+            if len(top) == 3:
+                top[0].append(value)
+            elif top[1] is NOT_PLAIN:  # a key
+                if type(value) is dict or type(value) is list or value in top[0]:
+                    return NOT_PLAIN  # a complex key, or one written twice
+                top[1] = value
+            else:
+                top[0][top[1]] = value
+                top[1] = NOT_PLAIN
+        get()  # document end
+        if not isinstance(loader.peek_event(), StreamEndEvent):
+            return NOT_PLAIN  # more than one document
+        return value
+    except yaml.YAMLError:
+        return NOT_PLAIN
+    finally:
+        loader.dispose()
+
+
 def load_yaml_text(text: str, where: str = "") -> Any:
     """One YAML document as Python values; a syntax error or duplicate key is an InputError (a tab in
     the indentation and a file of several documents say so)."""
+    value = load_plain_yaml(text)
+    return load_yaml_graph(text, where) if value is NOT_PLAIN else value
+
+
+def load_yaml_graph(text: str, where: str = "") -> Any:
+    """load_yaml_text through the composed node graph: every YAML feature, and every error's text."""
     import yaml
 
     loader = _loader_class()(text)
@@ -291,6 +413,23 @@ def _has_surrogate_escape(text: str) -> bool:
     return re.search(r"\\u[dD][89a-fA-F]", text) is not None
 
 
+def _levels_deeper_than(doc: Any, limit: int) -> bool:
+    """Whether a decoded JSON document (a tree: nothing shared) nests containers deeper than `limit`,
+    level by level (check_depth's answer at a third of its cost, which counts on a 10,000-step file)."""
+    level = [doc] if type(doc) is dict or type(doc) is list else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list = []
+        for value in level:
+            below.extend([c for c in (value.values() if type(value) is dict else value)
+                          if type(c) is dict or type(c) is list])
+        level = below
+    return False
+
+
 def load_json_text(text: str, where: str = "") -> Any:
     """One JSON document; a syntax error (with line and column) or a duplicate key is an InputError."""
     try:
@@ -306,7 +445,8 @@ def load_json_text(text: str, where: str = "") -> Any:
     except _DuplicateJSONKey as dup:
         duplicate = dup.key
     else:
-        check_depth(doc, where)
+        if _levels_deeper_than(doc, LIMITS.max_depth):
+            check_depth(doc, where)  # which refuses it
         if "\\u" in text and _has_surrogate_escape(text):
             doc = _replace_surrogates(doc)
         return doc

@@ -9,9 +9,11 @@ asks for when it drops stale state.
 """
 from __future__ import annotations
 
-from kubeinputs.errors import Error, InputError
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+
+from kubeinputs.errors import Error, InputError
+from typing import Any, Callable, ContextManager, Optional
 
 from kubeinputs.features import FeatureGates
 from state.state import StateReader
@@ -181,6 +183,25 @@ class AdmitOutcome:
     init_blocks: dict[str, Optional[list[Block]]] = field(default_factory=dict)
 
 
+class _HeldWrites:
+    """A context held open across calls (the memory manager's deferred_writes() under write_behind).
+    A copy of the node (an in-memory fork) holds nothing: its state is not the file's."""
+
+    def __init__(self) -> None:
+        self._stack = ExitStack()
+
+    def hold(self, context: ContextManager[object]) -> None:
+        """Enter `context` until release()."""
+        self._stack.enter_context(context)
+
+    def release(self) -> None:
+        """Leave every held context (the deferred writes happen now)."""
+        self._stack.close()
+
+    def __deepcopy__(self, memo: dict) -> "_HeldWrites":
+        return _HeldWrites()
+
+
 class SimulatedNode:
     """One node: machine info, configuration, the checkpoint folder, and the managers.
 
@@ -200,6 +221,10 @@ class SimulatedNode:
         self.state_dir = state_dir
         self.merge_fn = merge_fn
         self.file_ops = None  # the checkpoint's FileOps: None is durable; NoSyncFileOps for a throwaway folder
+        # True (a throwaway folder nothing else reads): the checkpoint is written when it is about to be
+        # read again (the next start) or at flush_checkpoint(), not after every change; set before start
+        self.write_behind = False
+        self._held_writes = _HeldWrites()  # the memory manager's deferred_writes() while write_behind holds them
         self.topology_manager: Any = None
         self.memory_manager: Any = None
         self.start_error: Optional[str] = None
@@ -224,6 +249,7 @@ class SimulatedNode:
 
     def start(self) -> None:
         """Create the managers and restore state, as the kubelet does at start; raises KubeletStartError."""
+        self._held_writes.release()  # the old managers' last changes reach the file before it is read
         self.topology_manager = None
         self.memory_manager = None
         self._recorder = None
@@ -243,6 +269,15 @@ class SimulatedNode:
             raise
         self.start_error = self.start_hint = None
         self.started_config = self.config
+        if self.write_behind:
+            self._held_writes.hold(self.memory_manager.deferred_writes())
+
+    def flush_checkpoint(self) -> None:
+        """With write_behind: write the checkpoint now if anything changed since it was last written
+        (the file is then the one kubelet leaves after the same calls), and keep deferring after it."""
+        self._held_writes.release()
+        if self.write_behind and self.running:
+            self._held_writes.hold(self.memory_manager.deferred_writes())
 
     def _start(self) -> None:
         """In kubelet's order: feature gates, configuration validation, topology manager,

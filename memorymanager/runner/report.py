@@ -9,6 +9,7 @@ taken at admission and released when the next container is created, is told as s
 from __future__ import annotations
 
 import json
+from itertools import islice
 from typing import Any, Optional, TextIO
 
 from kubeinputs.pod import pod_label
@@ -131,6 +132,12 @@ def write_human(report: RunReport, out: TextIO, verbose: bool = False) -> None:
 
 
 def write_json(report: RunReport, out: TextIO) -> None:
-    """The `--json` document (one JSON object, newline-terminated)."""
-    json.dump(report.to_dict(), out, indent=2, ensure_ascii=False)
+    """The `--json` document (one JSON object, newline-terminated): json.dump's text, written in large
+    pieces rather than one write per token (a long scenario's document has millions of tokens)."""
+    tokens = json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(report.to_dict())
+    while True:
+        piece = "".join(islice(tokens, 65536))
+        if not piece:
+            break
+        out.write(piece)
     out.write("\n")

@@ -1,4 +1,5 @@
 """kubeinputs.limits: the --limit flag, bounded reads, depth, and the API-server name rules."""
+import json
 import os
 
 import pytest
@@ -30,6 +31,28 @@ def test_a_raised_limit_lets_the_input_through():
     limits.set_limit("max-depth=200")
     assert load_json_text(deep) is not None
     assert load_yaml_text("a: " + deep) is not None
+
+
+def _container_depth(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_container_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_container_depth, value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize("levels", range(1, 8))
+def test_json_depth_is_refused_exactly_past_the_limit(levels):
+    limits.set_limit("max-depth=6")
+    doc: object = "leaf"
+    for i in range(levels):  # alternate maps and lists, with shallow siblings beside the deep branch
+        doc = {"deep": doc, "flat": [1, {}], "n": i} if i % 2 else [[], doc, {"x": [2]}]
+    text = json.dumps(doc)
+    if _container_depth(doc) > 6:
+        with pytest.raises(InputError, match="nested deeper than 6 levels"):
+            load_json_text(text)
+    else:
+        assert load_json_text(text) == doc
 
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):

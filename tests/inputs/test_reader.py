@@ -4,6 +4,8 @@ import textwrap
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubeinputs import reader
 from kubeinputs.errors import InputError
@@ -146,6 +148,127 @@ def test_the_c_loader_is_used_when_pyyaml_has_it():
     if not getattr(yaml, "__with_libyaml__", False):
         pytest.skip("PyYAML without libyaml")
     assert reader._loader_class() is yaml.CSafeLoader
+
+
+# -- YAML: the plain documents' event path against the node graph -------------------------------------------
+def _outcome(load, text):
+    """What a reader makes of `text`: ("value", repr), ("error", where, reason), or another exception."""
+    try:
+        return ("value", repr(load(text)))
+    except InputError as exc:
+        return ("error", exc.where, exc.reason)
+    except ValueError as exc:  # `0x_`: the safe loader's own failure, whatever it is, the same on both paths
+        return (type(exc).__name__, str(exc))
+
+
+PLAIN_DOCUMENTS = [
+    "",
+    "# only a comment\n",
+    "---\n",
+    "a: 1\n",
+    "- 1\n- -2.5e3\n- 0x1F\n- 0o17\n- 1_000\n- 1:20\n- .inf\n- yes\n- Off\n- ~\n- null\n- ''\n",
+    "a:\n  b:\n  - x: 'y'\n    z: \"w\"\n  - [1, {c: d}]\n  e: |\n    text\n",
+    "1: a\n1.5: b\nfalse: c\n~: d\n",
+    "a: {b: [1, 2], c: x}\n",
+    "key: value # comment\nother: 'quoted: yes'\n",
+    "a: &x [1, {b: 2}]\nc: *x\nd: &s text\n*s : e\n",  # anchors and aliases (a key too)
+]
+NOT_PLAIN_DOCUMENTS = [
+    "a: &x [1, *x]\n",                  # an alias inside its own anchor,
+    "a: *nowhere\n",                    # to no anchor,
+    "a: &x 1\nb: &x 2\n",              # an anchor defined twice
+    "a: !!str 1\n",                     # tags
+    "a: !foo 1\n",
+    "s: !!set {a, b}\n",
+    "a: 2024-01-02\n",                  # a timestamp
+    "base: {x: 1}\nm: {<<: {y: 2}}\n",  # a merge key
+    "=: a\n",                           # the value key
+    "a: 0x_\n",                         # an int the safe loader cannot build
+    "a: 1\na: 2\n",                    # problems: a duplicate key,
+    "{1: a, true: b}\n",                # equal keys of two types,
+    "? [1]\n: x\n",                    # a complex key,
+    "a: [1,\n",                         # a syntax error,
+    "a: 1\n---\nb: 2\n",              # two documents
+]
+
+
+@pytest.mark.parametrize("text", PLAIN_DOCUMENTS)
+def test_a_plain_document_is_built_from_events_with_the_node_graphs_values(text):
+    value = reader.load_plain_yaml(text)
+    assert value is not reader.NOT_PLAIN
+    assert repr(value) == repr(reader.load_yaml_graph(text)) == repr(yaml.safe_load(text))
+
+
+def test_an_alias_shares_its_anchors_value_as_in_the_node_graph():
+    text = "a: &x [1, {b: 2}]\nc: *x\n"
+    for doc in (reader.load_plain_yaml(text), reader.load_yaml_graph(text)):
+        assert doc["c"] is doc["a"]
+
+
+@pytest.mark.parametrize("limit, refused", [(9, False), (8, True)])
+def test_an_alias_counts_its_expanded_nodes(limit, refused):
+    from kubeinputs import limits
+
+    text = "a: &x [1, 2]\nb: *x\n"  # map, a, [1, 2] (3 nodes), b, the alias (3 more): 9 nodes
+    limits.set_limit(f"max-yaml-nodes={limit}")
+    try:
+        assert (reader.load_plain_yaml(text) is reader.NOT_PLAIN) == refused
+        assert _outcome(reader.load_yaml_text, text) == _outcome(reader.load_yaml_graph, text)
+        assert (_outcome(reader.load_yaml_text, text)[0] == "error") == refused
+    finally:
+        limits.reset()
+
+
+@pytest.mark.parametrize("text", NOT_PLAIN_DOCUMENTS)
+def test_any_other_document_goes_through_the_node_graph(text):
+    assert reader.load_plain_yaml(text) is reader.NOT_PLAIN
+    assert _outcome(reader.load_yaml_text, text) == _outcome(reader.load_yaml_graph, text)
+
+
+@pytest.mark.parametrize("name, value, text", [
+    ("max_depth", 2, "a: {b: {c: 1}}\n"),
+    ("max_yaml_nodes", 6, "a: [1, 2]\nb: 3\n"),
+    ("max_number_digits", 4, "a: 12345\n"),
+])
+def test_the_limits_hold_on_plain_documents(name, value, text):
+    from kubeinputs import limits
+
+    assert reader.load_plain_yaml(text) is not reader.NOT_PLAIN
+    limits.set_limit(f"{name.replace('_', '-')}={value}")
+    try:
+        assert reader.load_plain_yaml(text) is reader.NOT_PLAIN
+        with pytest.raises(InputError) as info:
+            reader.load_yaml_text(text)
+        assert name in info.value.reason
+    finally:
+        limits.reset()
+
+
+YAML_PIECES = ["a: 1", "a: 2", "b:", "  - x", "  - 1", "- y", "  c: yes", "  a: 1", "d: [1, {e: f}]", "g: {h: ~, h: 1}",
+               "i: 'q'", "j: &k 1", "l: *k", "m: !!str 2", "y: &c [1, {z: *k}]", "  - *c", "w: *c", "&k v: 3", "n: 2024-01-01", "o: 0x1F", "p: .nan", "<<: {q: 1}",
+               "---", "? r", ": s", "\tt: 1", "u: [", "v: |", "    w", "x: 1_0", "1: z", "true: z", "  - - 1"]
+
+
+@given(st.lists(st.sampled_from(YAML_PIECES), max_size=8))
+@settings(max_examples=300, deadline=None)
+def test_yaml_text_reads_any_document_as_the_node_graph_does(pieces):
+    text = "\n".join(pieces) + "\n"
+    assert _outcome(reader.load_yaml_text, text) == _outcome(reader.load_yaml_graph, text)
+
+
+@given(st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                              st.text(max_size=6), st.sampled_from(["yes", "0x1F", "1_000", "~", "", "1:20", "-.inf"])),
+                    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                            st.dictionaries(st.one_of(st.text(max_size=4), st.integers()), inner,
+                                                            max_size=4)),
+                    max_leaves=20),
+       st.sampled_from([False, True, None]))
+@settings(max_examples=150, deadline=None)
+def test_dumped_documents_read_back_on_the_event_path(doc, flow):
+    text = yaml.safe_dump(doc, default_flow_style=flow, allow_unicode=True)
+    value = reader.load_plain_yaml(text)
+    assert value is not reader.NOT_PLAIN
+    assert value == reader.load_yaml_graph(text) == yaml.safe_load(text)
 
 
 # -- JSON --------------------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memorymanager.node.render import (
     assignments_to_obj,
@@ -51,3 +53,33 @@ def test_state_renderings_are_the_checkpoint_shapes() -> None:
 )
 def test_hint_rendering(hint, expected) -> None:
     assert hint_to_obj(hint) == expected
+
+
+NAMES = st.one_of(st.sampled_from(["memory", "hugepages-2Mi", "hugepages-1Gi", "10", "2", "pod-a"]), st.text(max_size=4))
+UINT64 = st.integers(0, (1 << 64) - 1)
+BLOCKS = st.one_of(st.none(), st.lists(st.builds(
+    Block, st.one_of(st.none(), st.lists(st.integers(0, 63), max_size=4)), NAMES, UINT64), max_size=3))
+MACHINE_STATES = st.one_of(st.none(), st.dictionaries(st.integers(0, 20), st.one_of(st.none(), st.builds(
+    NUMANodeState, st.integers(0, 9),
+    st.one_of(st.none(), st.dictionaries(NAMES, st.one_of(st.none(), st.builds(MemoryTable, UINT64, UINT64, UINT64,
+                                                                                UINT64, UINT64)), max_size=3)),
+    st.one_of(st.none(), st.lists(st.integers(0, 20), max_size=3)))), max_size=4))
+ASSIGNMENTS = st.one_of(st.none(), st.dictionaries(NAMES, st.one_of(st.none(), st.dictionaries(NAMES, BLOCKS, max_size=3)),
+                                                   max_size=3))
+POD_ASSIGNMENTS = st.one_of(st.none(), st.dictionaries(NAMES, st.builds(PodEntry, BLOCKS), max_size=3))
+
+
+@given(BLOCKS, MACHINE_STATES, ASSIGNMENTS, POD_ASSIGNMENTS)
+@settings(max_examples=300, deadline=None)
+def test_renderings_are_what_the_go_json_codec_writes(blocks, machine_state, assignments, pod_assignments) -> None:
+    from kubeinputs import gojson
+    from state.go_descriptors import BLOCKS as GO_BLOCKS
+    from state.go_descriptors import CONTAINER_MEMORY_ASSIGNMENTS, NUMA_NODE_MAP, POD_MEMORY_ASSIGNMENTS
+
+    for rendered, value, gotype in ((blocks_to_obj(blocks), blocks, GO_BLOCKS),
+                                    (machine_state_to_obj(machine_state), machine_state, NUMA_NODE_MAP),
+                                    (assignments_to_obj(assignments), assignments, CONTAINER_MEMORY_ASSIGNMENTS),
+                                    (pod_assignments_to_obj(pod_assignments), pod_assignments, POD_MEMORY_ASSIGNMENTS)):
+        expected = json.loads(gojson.marshal(value, gotype))
+        assert rendered == expected
+        assert json.dumps(rendered) == json.dumps(expected)  # the same key order too

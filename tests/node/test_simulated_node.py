@@ -233,3 +233,70 @@ def test_reserved_memory_start_error_carries_a_hint_beside_kubelets_message():
         "evictionHard memory.available 200Mi = 200Mi (209715200 bytes)")
     node.restart(parse_kubelet_config(STATIC))
     assert node.running and node.start_hint is None
+
+
+# ----- write-behind checkpoint (a throwaway folder: written before the next start reads it) -----
+
+CHECKPOINT = "memory_manager_state"
+
+
+def checkpoint_bytes(folder):
+    with open(os.path.join(folder, CHECKPOINT), "rb") as fh:
+        return fh.read()
+
+
+def test_write_behind_defers_writes_until_the_next_start_reads_the_file(tmp_path):
+    eager_dir, lazy_dir = tmp_path / "eager", tmp_path / "lazy"
+    eager = node(eager_dir)
+    lazy = SimulatedNode(MACHINE, parse_kubelet_config(STATIC, "kubelet"), str(lazy_dir))
+    lazy.write_behind = True
+    lazy.start()
+    fresh = checkpoint_bytes(lazy_dir)
+    assert fresh == checkpoint_bytes(eager_dir)  # restore writes the missing file at once
+    for n in (eager, lazy):
+        assert n.admit(pod("a", "app")).admit
+        assert n.admit(pod("b", "app", init=("init",), memory="2Gi")).admit
+        n.remove(pod("a", "app"))
+    assert checkpoint_bytes(lazy_dir) == fresh  # nothing written yet
+    assert checkpoint_bytes(eager_dir) != fresh
+    assert lazy.state().get_memory_assignments() == eager.state().get_memory_assignments()
+    for n in (eager, lazy):
+        n.restart()
+    assert checkpoint_bytes(lazy_dir) == checkpoint_bytes(eager_dir)  # written before the restart read it
+    assert lazy.state().get_machine_state() == eager.state().get_machine_state()
+    assert lazy.state().get_memory_assignments() == eager.state().get_memory_assignments()
+    for n in (eager, lazy):
+        n.remove(pod("b", "app", init=("init",), memory="2Gi"))
+    lazy.flush_checkpoint()
+    assert checkpoint_bytes(lazy_dir) == checkpoint_bytes(eager_dir)
+    assert lazy.admit(pod("c", "app")).admit  # still deferring after a flush
+    assert checkpoint_bytes(lazy_dir) == checkpoint_bytes(eager_dir)
+
+
+def test_write_behind_survives_a_failed_restart(tmp_path):
+    lazy = SimulatedNode(MACHINE, parse_kubelet_config(STATIC, "kubelet"), str(tmp_path))
+    lazy.write_behind = True
+    lazy.start()
+    assert lazy.admit(pod("a", "app")).admit
+    with pytest.raises(KubeletStartError):
+        lazy.restart(parse_kubelet_config({**STATIC, "memoryManagerPolicy": "None"}, "kubelet"))
+    assert b'"a":{"app":' in checkpoint_bytes(tmp_path)  # the admission reached the file before the start
+    lazy.restart(parse_kubelet_config(STATIC, "kubelet"))
+    assert lazy.state().get_memory_blocks("a", "app") is not None
+
+
+def test_an_in_memory_fork_of_a_write_behind_node_leaves_its_writes_alone(tmp_path):
+    from memorymanager.node.api import fork_in_memory
+
+    lazy = SimulatedNode(MACHINE, parse_kubelet_config(STATIC, "kubelet"), str(tmp_path))
+    lazy.write_behind = True
+    lazy.start()
+    fresh = checkpoint_bytes(tmp_path)
+    assert lazy.admit(pod("a", "app")).admit
+    trial = fork_in_memory(lazy)
+    assert trial.admit(pod("b", "app")).admit
+    trial.flush_checkpoint()
+    assert sorted(lazy.state().get_memory_assignments()) == ["a"]
+    assert checkpoint_bytes(tmp_path) == fresh  # neither the fork nor its flush wrote the original's file
+    lazy.flush_checkpoint()
+    assert b'"a":{"app":' in checkpoint_bytes(tmp_path) and b'"b"' not in checkpoint_bytes(tmp_path)

@@ -58,6 +58,20 @@ def test_every_step_reports_all_its_keys(tmp_path):
     assert result.steps[3].actual["memory"] == {"c": None}
 
 
+def test_without_observe_all_a_step_reports_what_its_expect_names(tmp_path):
+    steps = [{"admit": pod("p"), "expect": {"admitted": True}},
+             {"admit": pod("q"), "expect": {"hints": {"c": {"memory": [{"numaAffinity": [0], "preferred": True}]}}}},
+             {"check": {}, "expect": {"entries": {}}}]
+    result, _ = run_file(write(tmp_path, steps, kubelet={**STATIC, "topologyManagerPolicy": "best-effort"}),
+                         observe_all=False)
+    pod_keys = {"affinity", "memory", "numaNodes"}
+    assert set(result.steps[0].actual) == pod_keys | {"error", "admitted", "reason", "message"}
+    assert set(result.steps[1].actual) == pod_keys | {"error", "admitted", "reason", "message", "hints"}
+    assert result.steps[1].failures[0].path.startswith("hints.c.memory")  # rendered, then compared
+    assert {"machineState", "entries", "podEntries", "allocatable"} <= set(result.steps[2].actual)
+    assert [s.status for s in result.steps] == ["passed", "failed", "passed"]
+
+
 def test_a_step_that_raises_is_a_failure_not_a_crash(tmp_path, monkeypatch):
     from memorymanager.node.simulated_node import SimulatedNode
 
@@ -224,8 +238,8 @@ def test_benchmark_scenarios_pass(tmp_path):
     from memorymanager.runner.execute import run_paths
 
     paths = scenarios.write(str(tmp_path))
-    report = run_paths([paths["hints"], paths["trivial"]])
-    assert [s.status for s in report.scenarios] == ["passed", "passed"]
+    report = run_paths([paths["hints"], paths["hints_block"], paths["trivial"]])
+    assert [s.status for s in report.scenarios] == ["passed", "passed", "passed"]
 
 
 def test_error_null_means_the_step_must_not_fail(tmp_path):

@@ -1,0 +1,1 @@
+"""Byte-for-byte snapshots of what `memorymanager run` prints and writes, to compare two versions."""
