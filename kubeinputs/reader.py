@@ -40,6 +40,8 @@ _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _STR_TAG = "tag:yaml.org,2002:str"
 _INT_TAG = "tag:yaml.org,2002:int"
+_TAG_KINDS = {_INT_TAG: "an integer", "tag:yaml.org,2002:float": "a floating-point number",
+              "tag:yaml.org,2002:bool": "a boolean", "tag:yaml.org,2002:timestamp": "a date or timestamp"}
 _SURROGATE = None  # compiled on first use: lone UTF-16 surrogates a JSON `\\ud800` escape leaves in a str
 
 
@@ -78,9 +80,7 @@ class _Builder:
         if node.id == "scalar" and node.tag == _INT_TAG and len(node.value) > LIMITS.max_number_digits:
             raise InputError(where or ROOT, number_too_long(len(node.value)))
         if node.id == "scalar" or node.tag not in (_MAP_TAG, _SEQ_TAG):
-            # plain scalars (int, float, bool, null, timestamp, ...) and tagged collections
-            # (!!set, !!omap) as PyYAML's safe constructor builds them
-            return self.loader.construct_object(node, deep=True)
+            return self._construct(node, where)
         known = self.done.get(id(node))
         if known is not None:
             return known
@@ -97,6 +97,33 @@ class _Builder:
             return self._build_mapping(node, where)
         finally:
             self.depth -= 1
+
+    def _construct(self, node: Any, where: str) -> Any:
+        """Plain scalars (int, float, bool, null, timestamp, ...) and tagged collections (!!set,
+        !!omap) as PyYAML's safe constructor builds them. What it cannot build is an InputError at
+        `where`: its own ConstructorError, and the bare exceptions it lets out for a scalar that
+        only looks like its type (`0x_`, `2020-13-45`, `!!bool maybe`, `!!int ''`)."""
+        import yaml
+
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            raise InputError(where or ROOT, _yaml_reason(exc)) from None
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError) as exc:
+            raise InputError(where or ROOT, self._unreadable(node, exc)) from None
+
+    def _unreadable(self, node: Any, exc: Exception) -> str:
+        """`not valid YAML: line L, column C: '0x_' cannot be read as an integer: ...` (with the
+        advice to quote a plain scalar that YAML 1.1 read as another type by its looks alone)."""
+        from yaml.nodes import ScalarNode
+
+        kind = _TAG_KINDS.get(node.tag) or "!!" + str(node.tag).rsplit(":", 1)[-1]
+        detail = f": {exc}" if isinstance(exc, ValueError) and str(exc) else ""
+        if node.id != "scalar":
+            return f"not valid YAML: {_mark(node.start_mark)}: cannot build {kind}{detail}"
+        implicit = not node.style and self.loader.resolve(ScalarNode, node.value, (True, False)) == node.tag
+        advice = " (quote it to keep it a string)" if implicit else ""
+        return f"not valid YAML: {_mark(node.start_mark)}: {node.value!r} cannot be read as {kind}{detail}{advice}"
 
     def _build_mapping(self, node: Any, where: str) -> dict:
         import yaml

@@ -216,7 +216,9 @@ def replay_assignments(
 ) -> None:
     """validateState's replay of every stored assignment into `expected` (a default machine state): pods,
     then their containers, in sorted order (Go's map order is random); a pod with pod-level blocks
-    (`pod_blocks`, given under PodLevelResourceManagers) replays those instead of its containers'."""
+    (`pod_blocks`, given under PodLevelResourceManagers) replays those instead of its containers'.
+    With overlapping groups (kubelet #113035) the last block replayed on a node sets its cells, so
+    the order can decide the verdict."""
     for pod_uid in sorted(assignments):
         if pod_blocks is not None:
             blocks = pod_blocks(pod_uid)

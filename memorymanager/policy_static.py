@@ -125,8 +125,9 @@ class StaticPolicy:
         equal the machine's default state plus every stored assignment (group sums for free and
         reserved), or, with a drift bound, differ only by a tolerable drift (then re-baselined).
 
-        Go replays pods and containers in random map order; here in sorted order (the
-        per-node split inside a group may depend on it, the comparison does not).
+        Go replays pods and containers in random map order; here in sorted order. Only the
+        per-node split inside a group depends on it for states kubelet keeps consistent; when
+        groups overlap (a one-node block inside a group, kubelet #113035) the verdict can too.
         """
         self.drift_tolerance_bytes = self.max_memory_drift
         machine_state = state.get_machine_state()
