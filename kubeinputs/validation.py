@@ -28,6 +28,8 @@ import math
 import re
 from typing import Optional
 
+from kubeinputs.errors import MAX_ECHO_CHARS
+
 # -- apimachinery's util/validation texts -------------------------------------------------------------------
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -125,7 +127,10 @@ def invalid(value: object, reason: str) -> str:
     """A field.Invalid text: `Invalid value: "x": reason` (strings quoted as Go's %q would)."""
     from kubeinputs.goformat import go_quote
 
-    shown = go_quote(value) if isinstance(value, str) else str(value)
+    if isinstance(value, str) and len(value) > MAX_ECHO_CHARS:  # a huge value is cut, not echoed whole
+        shown = f"{go_quote(value[:MAX_ECHO_CHARS])}...({len(value):,} characters)"
+    else:
+        shown = go_quote(value) if isinstance(value, str) else str(value)
     return f"Invalid value: {shown}: {reason}"
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kubeinputs.cpuset import cpuset_string
-from kubeinputs.errors import InputError, expect_map, index_path, join_path, type_name
+from kubeinputs.errors import InputError, brief, echo, expect_map, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
 from kubeinputs.pod import Pod, load_pod_file, parse_pod
@@ -186,7 +186,7 @@ def hint_provider(pod: Pod, hints: HintsInput) -> Optional[FixedHintProvider]:
     containers: dict[str, ProviderHints] = {}
     for name, resource_hints in hints.items():
         if name not in names:
-            raise InputError(join_path("hints", str(name)), f"the pod has no container of this name (it has {', '.join(names)})")
+            raise InputError(join_path("hints", str(name)), f"the pod has no container of this name (it has {echo(', '.join(names))})")
         containers[name] = _read_resource_hints(resource_hints, join_path("hints", name))
     return FixedHintProvider(containers, None)
 
@@ -387,7 +387,7 @@ def _find_admitted(node: SimulatedNode, pod: PodInput) -> Pod:
         parsed = read_pod(pod)
         found, label = node.find_pod(parsed.uid), parsed.name
     if found is None:
-        raise NodeError(f"no pod {label!r} was admitted on this node")
+        raise NodeError(f"no pod {brief(label)} was admitted on this node")
     return found
 
 

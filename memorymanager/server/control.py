@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import grpc
 
-from kubeinputs.errors import InputError
+from kubeinputs.errors import InputError, echo
 from kubeinputs.limits import WorkLimitError
 from kubeinputs.quantity import QuantityError
 from kubeinputs.reader import load_json_text, load_text
@@ -24,6 +24,7 @@ from memorymanager.node.api import Admission, hint_provider, read_pod
 from memorymanager.policy import MemoryManagerError
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
 from memorymanager.server.host import NodeHost, parse_overrides
+from memorymanager.server.status import status_message
 from memorymanager.server.protos.control import control_pb2 as pb
 from memorymanager.server.protos.control import control_pb2_grpc as pb_grpc
 from topologymanager.errors import BoundedWorkError
@@ -76,27 +77,33 @@ def admission_message(answer: Admission) -> pb.AdmitResponse:
 MAX_LISTED_HINTS = 4096
 
 
+def status_of(exc: Exception) -> tuple[grpc.StatusCode, str]:
+    """The gRPC status of an exception the API raised (INTERNAL for a bug: the server keeps serving)."""
+    if isinstance(exc, InputError):
+        return grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+    if isinstance(exc, WorkLimitError):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc)
+    if isinstance(exc, QuantityError):  # quantities that parse but cannot be summed here (1e999999999 + 1Gi)
+        return grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+    if isinstance(exc, MemoryManagerError):  # e.g. a request kubelet would crash on: an answer, not a bug
+        return grpc.StatusCode.FAILED_PRECONDITION, str(exc)
+    if isinstance(exc, KubeletStartError):
+        return grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}"
+    if isinstance(exc, NodeError):
+        code = grpc.StatusCode.FAILED_PRECONDITION if "not running" in str(exc) else grpc.StatusCode.NOT_FOUND
+        return code, str(exc)
+    return grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"
+
+
 def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
     """Turn the API's exceptions into gRPC statuses with their message."""
 
     def guarded(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
         try:
             return method(self, request, context)
-        except InputError as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except WorkLimitError as exc:
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-        except QuantityError as exc:  # quantities that parse but cannot be summed here (1e999999999 + 1Gi)
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except MemoryManagerError as exc:  # e.g. a request kubelet would crash on: an answer, not a bug
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-        except KubeletStartError as exc:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"kubelet is not running: {exc}")
-        except NodeError as exc:
-            code = grpc.StatusCode.FAILED_PRECONDITION if "not running" in str(exc) else grpc.StatusCode.NOT_FOUND
-            context.abort(code, str(exc))
-        except Exception as exc:  # a bug must not kill the server
-            context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            code, message = status_of(exc)
+        context.abort(code, status_message(message))
 
     guarded.__name__ = method.__name__
     guarded.__doc__ = method.__doc__
@@ -189,7 +196,7 @@ class NodeControl(pb_grpc.NodeControlServicer):
         """Why the pod would be admitted where it would, or refused; the node is not changed."""
         form = request.format or "text"
         if form not in ("text", "json"):
-            raise InputError("format", f'unknown format "{form}"; expected "text" or "json"')
+            raise InputError("format", f'unknown format "{echo(form)}"; expected "text" or "json"')
 
         def explain() -> Any:
             node = self.host.node

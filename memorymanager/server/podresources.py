@@ -29,6 +29,7 @@ import grpc
 from kubeinputs.errors import InputError, expect_map, index_path, join_path
 from memorymanager.server import DEFAULT_SOCKET  # noqa: F401 (re-exported)
 from memorymanager.server.host import NodeHost, PodView
+from memorymanager.server.status import status_message
 from memorymanager.server.protos.v1 import api_pb2 as v1
 from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
 from memorymanager.server.protos.v1alpha1 import api_pb2 as v1alpha1
@@ -217,7 +218,7 @@ def _rate_limited(method: Callable[..., Any]) -> Callable[..., Any]:
             failure = (status.code, status.message)
         except Exception as exc:  # never a dead server
             failure = (grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
-        context.abort(*failure)
+        context.abort(failure[0], status_message(failure[1]))
 
     guarded.__name__ = method.__name__
     guarded.__doc__ = method.__doc__
