@@ -339,6 +339,14 @@ class SimulatedNode:
                 if self.running:
                     self.memory_manager.container_map.add(pod.uid, container.name, cid)
 
+    def remove_stale_state(self) -> None:
+        """Drop now, and store, the memory manager's state of every pod that is not active (kubelet
+        does it at its next hint or Allocate call; a host that restores its pods calls it at start so
+        that the checkpoint holds no pod its pod list lacks)."""
+        self.require_running()
+        with self.memory_manager.deferred_writes():
+            self.memory_manager.remove_stale_state()
+
     def active_pods_version(self) -> tuple:
         """(a counter bumped whenever the admitted pods change, the current pod): equal values mean
         equal active_pods()."""

@@ -18,7 +18,7 @@ from kubeinputs.features import FeatureGates
 from kubeinputs.pod import Pod
 from kubeinputs.reader import load_file, load_text
 from memorymanager.node.api import Admission, HintsInput, Node, PodInput, read_pod
-from state.checkpoint_manager import FileOps, write_file
+from state.checkpoint_manager import FileOps, remove_temp_files, write_file
 from memorymanager.server.metrics import KubeletMetrics, exposition
 from state.types import Block
 
@@ -58,18 +58,42 @@ def listed_containers(pod: Pod, sidecars: bool = True) -> list[Any]:
 class NodeHost:
     """A started `memorymanager.Node` behind one lock, with kubelet's metrics attached."""
 
-    def __init__(self, node: Node, *, already_started: bool = False, pods_file: Optional[str] = None) -> None:
+    def __init__(self, node: Node, *, already_started: bool = False, pods_file: Optional[str] = None,
+                 file_ops: Optional[FileOps] = None) -> None:
         self.node = node
         self.lock = threading.RLock()
         self.metrics = KubeletMetrics()
         self.generation = 0  # bumped by every operation that may change the node
         self._cache: dict[str, tuple[int, Any]] = {}
         self.pods_file = pods_file
+        # every write of the checkpoint and of the pods file (a seam for fault injection)
+        self.file_ops = file_ops or FileOps()
         self._manifests: dict[str, dict[str, Any]] = {}  # pod UID -> manifest, admission order
         if not already_started:
+            if file_ops is not None:
+                node.simulated_node.file_ops = file_ops  # before start: the checkpoint store is built with it
+            self._remove_temp_files()
             self._restore_pods()
             node.start()  # raises KubeletStartError, before any socket is bound
+            self._reconcile()
         self.metrics.attach(node.simulated_node)
+
+    def _remove_temp_files(self) -> None:
+        """Temporary files a killed process left in the state folder (a write cut before its rename)."""
+        folders = {self.node.simulated_node.state_dir, os.path.dirname(self.pods_file) if self.pods_file else None}
+        for folder in sorted(f for f in folders if f):
+            remove_temp_files(folder, self.file_ops)
+
+    def _reconcile(self) -> None:
+        """Make the checkpoint agree with the restored pod list: the state of a pod the list lacks (an
+        admission cut before its pod was listed, a removal cut after its pod was unlisted) is dropped
+        now and the checkpoint stored, instead of at the next admission as kubelet would; so
+        PodResources and the checkpoint agree from the first call. The pod list is written last on
+        admission and first on removal, so a listed pod never lacks the state it was admitted with."""
+        if self.pods_file is None:
+            return
+        self.node.simulated_node.remove_stale_state()
+        self._record_pods()
 
     def _restore_pods(self) -> None:
         """The pods a previous `serve` of this state folder was running, taken as running again
@@ -83,14 +107,15 @@ class NodeHost:
         self.node.simulated_node.assume_running(pods)
         self._manifests = {pod.uid: item for pod, item in zip(pods, doc["pods"])}
 
-    def _record_pods(self) -> None:
-        """Write the active pods' manifests durably (temporary file, fsync, rename)."""
+    def _record_pods(self, leaving: Optional[str] = None) -> None:
+        """Write the active pods' manifests durably (temporary file, fsync, rename); `leaving` is the
+        UID of a pod about to be removed, left out already."""
         if self.pods_file is None:
             return
         active = {p.uid for p in self.node.active_pods()}
         self._manifests = {uid: doc for uid, doc in self._manifests.items() if uid in active}
-        data = json.dumps({"pods": list(self._manifests.values())}, indent=1).encode()
-        write_file(FileOps(), self.pods_file, data)
+        listed = [doc for uid, doc in self._manifests.items() if uid != leaving]
+        write_file(self.file_ops, self.pods_file, json.dumps({"pods": listed}, indent=1).encode())
 
     def locked(self, fn: Callable[[], T]) -> T:
         """Run `fn` with the node to itself."""
@@ -114,13 +139,14 @@ class NodeHost:
         with self.lock:
             self.generation += 1  # even a refusal may leave earlier containers' allocations
             parsed = read_pod(pod)
-            answer = self.node.admit(parsed, hints)
-            if answer.admitted and self.pods_file is not None:
+            listed = parsed.uid in self._manifests
+            answer = self.node.admit(parsed, hints)  # the checkpoint is stored before the pod is listed
+            if self.pods_file is not None and (answer.admitted or listed):  # a refused re-admission unlists
                 doc = pod if isinstance(pod, dict) else load_text(pod, "pod") if isinstance(pod, str) else None
-                if isinstance(doc, dict):
+                if answer.admitted and isinstance(doc, dict):
                     self._manifests.pop(parsed.uid, None)
                     self._manifests[parsed.uid] = doc
-                    self._record_pods()
+                self._record_pods()
             return answer
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
@@ -130,6 +156,11 @@ class NodeHost:
     def remove(self, pod: str, container: Optional[str] = None) -> None:
         with self.lock:
             self.generation += 1
+            if container is None and self.pods_file is not None:
+                self.node.simulated_node.require_running()
+                found = self.node.simulated_node.find_pod(pod)
+                if found is not None and found.uid in self._manifests:
+                    self._record_pods(leaving=found.uid)  # unlisted first: a cut leaves only stale state
             self.node.remove(pod, container)
             if container is None:
                 self._record_pods()

@@ -1,5 +1,7 @@
 """SIGKILL at random moments never leaves a file that does not load, nor one that loses or invents
 a write (CI: 100 kills per target; the long run is python -m tests.crash --kills 1000)."""
+import os
+
 import pytest
 
 from tests.crash.kill import TARGETS, run
@@ -13,3 +15,36 @@ def test_every_kill_leaves_the_state_before_or_after_the_write(target):
     assert report.failures == []
     assert report.survived == report.kills == CI_KILLS
     assert report.writes > CI_KILLS  # the kills land after some writes, not all before the first
+
+
+SERVE_STEP = 9  # every 9th of the ~100 kill points in CI; python -m tests.crash --serve takes them all
+
+
+def test_serve_killed_at_any_file_call_restarts_with_podresources_equal_to_the_checkpoint():
+    from tests.crash.serve_kills import run as run_serve
+
+    result = run_serve(step=SERVE_STEP)
+    assert result.failures == []
+    assert result.kill_points >= 10 and result.restarts == 2 * result.kill_points
+
+
+def test_only_the_writers_temporary_files_are_removed(tmp_path):
+    from state.checkpoint_manager import FileOps, remove_temp_files, write_file
+
+    class Cut(FileOps):
+        def rename(self, src, dst):
+            raise KeyboardInterrupt  # a write cut before its rename, as a kill leaves it
+
+    try:
+        write_file(Cut(), str(tmp_path / "memory_manager_state"), b"{}")
+    except KeyboardInterrupt:
+        pass
+    import tempfile
+
+    fd, left = tempfile.mkstemp(prefix=".", dir=tmp_path)  # what a killed writer leaves
+    os.close(fd)
+    for keep in (".hidden", ".abcdefghi", "served_pods.json", ".abc-efgh"):
+        (tmp_path / keep).write_text("x")
+    (tmp_path / ".abcdefgh").mkdir()
+    assert remove_temp_files(str(tmp_path)) == [os.path.basename(left)]
+    assert sorted(os.listdir(tmp_path)) == [".abc-efgh", ".abcdefgh", ".abcdefghi", ".hidden", "served_pods.json"]

@@ -152,11 +152,18 @@ def test_sigkill_during_admissions_then_restart(tmp_path):
         control = ctl_grpc.NodeControlStub(channel)
         machine = control.MachineState(ctl.MachineStateRequest(), timeout=10)
         assert machine.nodes
-        assert _stored_uids(state) == stored  # restoring changes nothing
         # PodResources lists the pods the killed server had acknowledged (the one in flight may be there too)
-        listed = {p.name for p in v1_grpc.PodResourcesListerStub(channel).List(v1.ListPodResourcesRequest(), timeout=10).pod_resources}
+        answer = v1_grpc.PodResourcesListerStub(channel).List(v1.ListPodResourcesRequest(), timeout=10)
+        listed = {p.name for p in answer.pod_resources}
         assert set(acked) <= listed <= stored
         assert {p.name for p in control.ListPods(ctl.ListPodsRequest(), timeout=10).pods} == listed
+        # ... and the checkpoint holds exactly them, with the memory PodResources reports
+        assert _stored_uids(state) == listed
+        loaded = read_checkpoint(open(os.path.join(state, "memory_manager_state"), "rb").read())
+        for pod in answer.pod_resources:
+            (container,) = pod.containers
+            (block,) = loaded.entries[pod.name][container.name]
+            assert [(m.memory_type, m.size) for m in container.memory] == [(block.type, block.size)]
         assert control.Admit(ctl.AdmitRequest(pod=pod_json("after-restart", "16Mi")), timeout=10).admitted
         channel.close()
     finally:
