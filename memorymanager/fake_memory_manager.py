@@ -77,9 +77,6 @@ class FakeManager:
         """An empty list, like get_memory (kubelet's fake has no pod-level reader)."""
         return []
 
-    def remove_stale_state(self) -> None:
-        """No state: nothing is stale (the Manager surface the simulated node calls at a restart)."""
-
     def deferred_writes(self):
         """No checkpoint: nothing to defer."""
         return nullcontext()
