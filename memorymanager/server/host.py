@@ -2,8 +2,10 @@
 
 Kubelet admits pods one at a time (the pod admission handlers run in the sync loop, and the
 memory manager holds its own mutex), so `NodeHost` runs every operation of the node under
-one lock: concurrent clients see the node as a sequence of whole admissions and removals,
-and readers (PodResources, metrics) never see half an admission.
+one lock: concurrent clients see the node as a sequence of whole admissions and removals.
+Readers (PodResources, metrics) never take that lock: they read the snapshot published after
+each operation that changed the node (`snapshot.SnapshotReader`), so they never see half an
+admission and never wait for one.
 """
 from __future__ import annotations
 
@@ -20,32 +22,14 @@ from kubeinputs.reader import load_file, load_text
 from memorymanager.node.api import Admission, HintsInput, Node, PodInput, read_pod
 from state.checkpoint_manager import FileOps, remove_temp_files, write_file
 from memorymanager.server.metrics import KubeletMetrics, exposition
-from state.types import Block
+from memorymanager.server.snapshot import (Changes, ContainerView, PodChange, PodEntry, PodView,  # noqa: F401
+                                           SnapshotReader)
 
 T = TypeVar("T")
 
 # The served node's pods, beside the checkpoint: what kubelet learns again from the API server
 # after a restart (the checkpoint holds only UIDs), so a restarted `serve` lists its pods.
 PODS_FILE_NAME = "served_pods.json"
-
-
-@dataclass(frozen=True)
-class ContainerView:
-    """One container as PodResources reports it: name and memory blocks."""
-
-    name: str
-    memory: tuple[Block, ...]
-
-
-@dataclass(frozen=True)
-class PodView:
-    """One active pod: name, namespace, UID, listed containers, pod-level blocks."""
-
-    name: str
-    namespace: str
-    uid: str
-    containers: tuple[ContainerView, ...]
-    memory: tuple[Block, ...]
 
 
 def listed_containers(pod: Pod, sidecars: bool = True) -> list[Any]:
@@ -55,16 +39,21 @@ def listed_containers(pod: Pod, sidecars: bool = True) -> list[Any]:
     return first + list(pod.containers)
 
 
-class NodeHost:
-    """A started `memorymanager.Node` behind one lock, with kubelet's metrics attached."""
+class NodeHost(SnapshotReader):
+    """A started `memorymanager.Node` behind one lock, with kubelet's metrics attached and the
+    readers' snapshot published after every change."""
 
     def __init__(self, node: Node, *, already_started: bool = False, pods_file: Optional[str] = None,
                  file_ops: Optional[FileOps] = None) -> None:
+        super().__init__()
         self.node = node
         self.lock = threading.RLock()
         self.metrics = KubeletMetrics()
         self.generation = 0  # bumped by every operation that may change the node
-        self._cache: dict[str, tuple[int, Any]] = {}
+        # the changes published since the node process last shipped them (None: nobody ships them)
+        self.journal: Optional[list[Changes]] = None
+        self._metrics_page: Optional[tuple[int, str]] = None
+        self._sidecars = True  # the SidecarContainers gate, read at every (re)start
         self.pods_file = pods_file
         # every write of the checkpoint and of the pods file (a seam for fault injection)
         self.file_ops = file_ops or FileOps()
@@ -77,6 +66,8 @@ class NodeHost:
             node.start()  # raises KubeletStartError, before any socket is bound
             self._reconcile()
         self.metrics.attach(node.simulated_node)
+        self._publish_all()
+        self.metrics_text()
 
     def _remove_temp_files(self) -> None:
         """Temporary files a killed process left in the state folder (a write cut before its rename)."""
@@ -122,16 +113,75 @@ class NodeHost:
         with self.lock:
             return fn()
 
-    def cached(self, key: str, build: Callable[[], T]) -> T:
-        """`build()`'s answer, built again only when the node changed since the last call (the
-        PodResources answers of an unchanged node are the same; kubelet recomputes them)."""
+    # ----- the readers' snapshot -----
+
+    def _entry(self, pod: Pod) -> PodEntry:
+        """One active pod as both PodResources versions list it."""
+        node = self.node
+        blocks = {c.name: tuple(node.memory_blocks(pod.uid, c.name)) for c in listed_containers(pod)}
+        pod_blocks = tuple(node.pod_memory_blocks(pod.uid))
+
+        def view(containers: list[Any]) -> PodView:
+            return PodView(pod.name, pod.namespace, pod.uid,
+                           tuple(ContainerView(c.name, blocks[c.name]) for c in containers), pod_blocks)
+
+        return PodEntry(view(listed_containers(pod, self._sidecars)), view(listed_containers(pod, False)))
+
+    def _changed(self, changes: Changes) -> None:
+        """Publish a change (and keep it for the node process to ship, when one does)."""
+        self._publish(changes)
+        if self.journal is not None:
+            self.journal.append(changes)
+
+    def _publish_pod(self, pod: Optional[Pod], uid: str, moved: bool = False) -> None:
+        """Publish one pod after an operation on it: its entry when active, else its removal."""
+        active = pod is not None and self.node.simulated_node.running and \
+            any(p.uid == uid for p in self._active_with(uid))
+        entry = self._entry(pod) if active else None
+        self._changed(Changes(self.generation, [PodChange(uid, entry, moved)]))
+
+    def _active_with(self, uid: str) -> list[Pod]:
+        """The active pod of this UID, if any (kubelet's active pods list, searched for one UID)."""
+        return [p for p in self.node.simulated_node.active_pods() if p.uid == uid]
+
+    def _publish_all(self) -> None:
+        """Publish every pod, the allocatable memory and the gates (at start and restart)."""
+        sim = self.node.simulated_node
+        gates = FeatureGates.from_config(self.node.kubelet.feature_gates)
+        self._sidecars = gates.enabled("SidecarContainers")
+        running = sim.running
+        self._changed(Changes(
+            self.generation,
+            full=[self._entry(p) for p in sim.active_pods()] if running else [],
+            allocatable=tuple(self.node.allocatable_blocks()) if running else (),
+            gates={g: gates.enabled(g) for g in self.GATES}))
+
+    def touch(self) -> None:
+        """Publish the node again under a new generation, as after an operation that changed nothing
+        (the readers' cached answers are built anew: benchmark B5)."""
         with self.lock:
-            hit = self._cache.get(key)
-            if hit is not None and hit[0] == self.generation:
-                return hit[1]
-            value = build()
-            self._cache[key] = (self.generation, value)
-            return value
+            self.generation += 1
+            self._changed(Changes(self.generation))
+
+    def take_changes(self) -> list[Changes]:
+        """The changes published since the last call (for the node process to ship)."""
+        changes, self.journal = self.journal or [], []
+        return changes
+
+    def metrics_text(self) -> str:
+        """The `/metrics` page: built again when the node changed and nothing holds it, else the last
+        page (a scrape never waits for a control request)."""
+        page = self._metrics_page
+        if page is not None and page[0] == self.generation:
+            return page[1]
+        if not self.lock.acquire(blocking=page is None):
+            return page[1]  # type: ignore[index]
+        try:
+            text = exposition(self.metrics, self.node.simulated_node)
+            self._metrics_page = (self.generation, text)
+            return text
+        finally:
+            self.lock.release()
 
     # ----- writes -----
 
@@ -140,13 +190,16 @@ class NodeHost:
             self.generation += 1  # even a refusal may leave earlier containers' allocations
             parsed = read_pod(pod)
             listed = parsed.uid in self._manifests
-            answer = self.node.admit(parsed, hints)  # the checkpoint is stored before the pod is listed
-            if self.pods_file is not None and (answer.admitted or listed):  # a refused re-admission unlists
-                doc = pod if isinstance(pod, dict) else load_text(pod, "pod") if isinstance(pod, str) else None
-                if answer.admitted and isinstance(doc, dict):
-                    self._manifests.pop(parsed.uid, None)
-                    self._manifests[parsed.uid] = doc
-                self._record_pods()
+            try:
+                answer = self.node.admit(parsed, hints)  # the checkpoint is stored before the pod is listed
+                if self.pods_file is not None and (answer.admitted or listed):  # a refused re-admission unlists
+                    doc = pod if isinstance(pod, dict) else load_text(pod, "pod") if isinstance(pod, str) else None
+                    if answer.admitted and isinstance(doc, dict):
+                        self._manifests.pop(parsed.uid, None)
+                        self._manifests[parsed.uid] = doc
+                    self._record_pods()
+            finally:
+                self._publish_pod(parsed, parsed.uid, moved=True)
             return answer
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
@@ -156,14 +209,18 @@ class NodeHost:
     def remove(self, pod: str, container: Optional[str] = None) -> None:
         with self.lock:
             self.generation += 1
-            if container is None and self.pods_file is not None:
-                self.node.simulated_node.require_running()
-                found = self.node.simulated_node.find_pod(pod)
-                if found is not None and found.uid in self._manifests:
+            sim = self.node.simulated_node
+            found = sim.find_pod(pod) if isinstance(pod, str) else None
+            try:
+                if container is None and self.pods_file is not None and found is not None and sim.running \
+                        and found.uid in self._manifests:
                     self._record_pods(leaving=found.uid)  # unlisted first: a cut leaves only stale state
-            self.node.remove(pod, container)
-            if container is None:
-                self._record_pods()
+                self.node.remove(pod, container)
+                if container is None:
+                    self._record_pods()
+            finally:
+                if found is not None:
+                    self._publish_pod(found, found.uid)
 
     def restart(self, overrides: Optional[dict[str, object]] = None) -> None:
         """A kubelet restart: state from the checkpoint, counters from zero."""
@@ -174,45 +231,7 @@ class NodeHost:
                 self.node.restart(**(overrides or {}))
             finally:
                 self.metrics.attach(self.node.simulated_node)
-
-    # ----- reads -----
-
-    def feature_enabled(self, gate: str) -> bool:
-        """Whether a kubelet feature gate is on in the node's configuration."""
-        with self.lock:
-            return FeatureGates.from_config(self.node.kubelet.feature_gates).enabled(gate)
-
-    def pod_views(self, app_only: bool = False) -> list[PodView]:
-        """The active pods with their listed containers' blocks (one consistent snapshot);
-        `app_only` lists app containers alone (the v1alpha1 order)."""
-        with self.lock:
-            gates = FeatureGates.from_config(self.node.kubelet.feature_gates)
-            sidecars = gates.enabled("SidecarContainers") and not app_only
-            views = []
-            for pod in self.node.active_pods():
-                containers = tuple(
-                    ContainerView(c.name, tuple(self.node.memory_blocks(pod.uid, c.name)))
-                    for c in listed_containers(pod, sidecars)
-                )
-                views.append(PodView(pod.name, pod.namespace, pod.uid, containers,
-                                     tuple(self.node.pod_memory_blocks(pod.uid))))
-            return views
-
-    def find_view(self, name: str, namespace: str) -> Optional[PodView]:
-        """An active pod by name and namespace (kubelet's GetPodByName), else None."""
-        for view in self.pod_views():
-            if view.name == name and view.namespace == namespace:
-                return view
-        return None
-
-    def allocatable_blocks(self) -> list[Block]:
-        with self.lock:
-            return self.node.allocatable_blocks()
-
-    def metrics_text(self) -> str:
-        """The `/metrics` page."""
-        with self.lock:
-            return exposition(self.metrics, self.node.simulated_node)
+                self._publish_all()
 
 
 def parse_overrides(text: str, where: str) -> dict[str, object]:
