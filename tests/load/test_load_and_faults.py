@@ -169,3 +169,50 @@ def test_sigkill_during_admissions_then_restart(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
+
+
+def test_sigterm_stops_serve_at_once_abandoning_the_request_in_flight(tmp_path):
+    """Issue 27: SIGTERM ends `serve` whatever runs; the request in flight is abandoned with its fork and
+    the checkpoint and served_pods.json stay as the last answered request left them (the node process
+    is held with SIGSTOP so that the request is certainly in flight: no timing)."""
+    import psutil
+
+    from tests.crash.serve_kills import Ledger, check
+
+    state = tmp_path / "state"
+    proc, sock = _serve(tmp_path, state)
+    channel = grpc.insecure_channel("unix:" + sock)
+    control = ctl_grpc.NodeControlStub(channel)
+    for name in ("a", "b", "c"):
+        assert control.Admit(ctl.AdmitRequest(pod=pod_json(name, "16Mi")), timeout=10).admitted
+    before = {name: (state / name).read_bytes() for name in ("memory_manager_state", "served_pods.json")}
+    (node_process,) = psutil.Process(proc.pid).children()
+    os.killpg(node_process.pid, signal.SIGSTOP)
+    inits = [{"name": f"i{k}", "resources": {"limits": {"cpu": "1", "memory": "1Mi"}}} for k in range(1000)]
+    costly = json.dumps({"metadata": {"name": "costly", "namespace": "load"},
+                         "spec": {"initContainers": inits, "containers": [{"name": "app"}]}})
+    outcome: dict = {}
+
+    def admit_costly() -> None:
+        try:
+            control.Admit(ctl.AdmitRequest(pod=costly), timeout=30)
+        except grpc.RpcError as exc:
+            outcome["code"] = exc.code()
+
+    worker = threading.Thread(target=admit_costly)
+    worker.start()
+    try:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    worker.join()
+    channel.close()
+    assert outcome["code"] == grpc.StatusCode.UNAVAILABLE
+    assert not os.path.exists(sock)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(node_process.pid, 0)  # the node process and its forks are gone
+    after = {name: (state / name).read_bytes() for name in ("memory_manager_state", "served_pods.json")}
+    assert after == before  # nothing of the abandoned admission was applied
+    assert check(str(state), Ledger(acked={"a", "b", "c"})) == []  # PodResources equals the checkpoint
