@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, fleet, hints, large_numa, merge, scale, server, startup
+from benchmarks import admission, fleet, hints, large_numa, merge, scale, serve_load, server, startup
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -28,6 +28,7 @@ TARGETS = {
     "B9": "run on 4 x 255 injected hints within 100 ms of a trivial scenario",
     "B10": "< 150 ms to start (--version, or one trivial scenario)",
     "B11": "< 5 s each: 10,000 containers in one pod, 10,000 steps (nothing quadratic)",
+    "B12": "p99 < 100 ms for List and metrics of 7 clients while one sends costly requests; SIGTERM < 2 s",
 }
 
 
@@ -69,6 +70,7 @@ def main(argv=None) -> int:
         rows += fleet.run(quick=args.quick)
     rows += startup.run(5 if args.quick else args.repeats)
     rows += scale.run(1 if args.quick else 3)
+    rows += serve_load.run(10 if args.quick else 30, 1 if args.quick else 3)
     print_table(rows)
     print()
     for bench, target in TARGETS.items():

@@ -27,11 +27,19 @@ from tests.load.load import KUBELET, pod_json, run_load
 CI_SECONDS = 3.0  # the long run: python -m tests.load --seconds 60
 
 
-def test_eight_clients_admit_remove_list_get_and_scrape(tmp_path):
-    tally, summary = run_load(str(tmp_path), CI_SECONDS)
+@pytest.mark.parametrize("costly", [False, True])
+def test_eight_clients_admit_remove_list_get_and_scrape(tmp_path, costly):
+    tally, summary = run_load(str(tmp_path), CI_SECONDS, costly=costly)
     assert tally.errors == [] and summary["errors"] == 0
-    assert summary["requests"] > 100
-    assert summary["stored_pods"] == summary["live"]  # nothing lost, nothing duplicated
+    assert summary["requests"] > 50
+    # nothing lost, nothing duplicated: PodResources, the pod list and the checkpoint agree with the clients
+    assert summary["stored_pods"] == summary["live"] == summary["listed"] == summary["pods"] == summary["served"]
+    assert summary["podresources_equals_checkpoint"]
+    assert summary["latency"]["list"]["n"] > 0 and summary["latency"]["metrics"]["n"] > 0
+    if costly:  # the costly client's requests: the ones past the budget refused, the others answered
+        assert tally.counts["explain 10,000 containers: refused by the budget"] >= 1
+        assert tally.counts["admit 2,000 init containers: refused by the budget"] >= 1
+        assert tally.counts["admit 1,000 init containers"] >= 1
 
 
 @pytest.fixture
