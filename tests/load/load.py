@@ -192,7 +192,7 @@ def costly_client(socket_path: str, seconds: float, index: int, tally: Tally) ->
     control = ctl_grpc.NodeControlStub(channel)
     deadline = time.monotonic() + seconds
     try:
-        while time.monotonic() < deadline:
+        while True:  # whole loops: at least one, and the costly pod is always removed again
             for kind, call, expected in _costly_calls(control, index):
                 start = time.perf_counter()
                 try:
@@ -206,8 +206,8 @@ def costly_client(socket_path: str, seconds: float, index: int, tally: Tally) ->
                               seconds=seconds_taken, kind=kind)
                 else:
                     tally.add("error", f"{kind}: {code.name}: {detail if code != grpc.StatusCode.OK else 'answered'}")
-                if time.monotonic() >= deadline and kind != "admit 1,000 init containers":
-                    break
+            if time.monotonic() >= deadline:
+                break
     finally:
         channel.close()
 
