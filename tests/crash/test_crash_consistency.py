@@ -3,8 +3,11 @@ a write (CI: 100 kills per target; the long run is python -m tests.crash --kills
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.crash.kill import TARGETS, run
+from tests.crash.serve_kills import Ledger, check, killed_run, scripts
 
 CI_KILLS = 100
 
@@ -48,3 +51,13 @@ def test_only_the_writers_temporary_files_are_removed(tmp_path):
     (tmp_path / ".abcdefgh").mkdir()
     assert remove_temp_files(str(tmp_path)) == [os.path.basename(left)]
     assert sorted(os.listdir(tmp_path)) == [".abc-efgh", ".abcdefgh", ".abcdefghi", ".hidden", "served_pods.json"]
+
+
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(script=scripts(), at=st.integers(min_value=1, max_value=160))
+def test_any_script_killed_at_any_file_call_restarts_consistent_and_conserving(script, at, tmp_path_factory):
+    """Issue 18 item 2 as a property: random Admit/Remove scripts, killed at a random file call."""
+    folder = str(tmp_path_factory.mktemp("kill"))
+    ledger = Ledger()
+    ledger.replay(script, killed_run(folder, script, at))
+    assert check(folder, ledger) == []
