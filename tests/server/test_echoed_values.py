@@ -62,3 +62,53 @@ def test_a_status_message_always_fits_the_trailer():
     cut = status_message(long)
     assert len(cut.encode("utf-8")) <= MAX_STATUS_MESSAGE_BYTES and cut.endswith("bytes)")
     assert "\\ud800" in cut
+
+
+# -- the property: a huge value anywhere in a request never breaks the status -----------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+SEED = {"metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {"initContainers": [{"name": "init", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
+                 "containers": [{"name": "app", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
+
+
+def _places(doc, prefix=()):
+    yield prefix
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            yield from _places(value, prefix + (key,))
+    elif isinstance(doc, list):
+        for i, value in enumerate(doc):
+            yield from _places(value, prefix + (i,))
+
+
+@pytest.fixture(scope="module")
+def clients(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("echo")) as (_, c):
+        yield c
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_a_huge_value_anywhere_gets_a_short_status(clients, data):
+    import copy
+
+    doc = copy.deepcopy(SEED)
+    place = data.draw(st.sampled_from(list(_places(doc))[1:]))
+    huge = data.draw(st.sampled_from(["x", "\u00e9", "\ud800", "9", "a-"])) * data.draw(st.integers(300, 30_000))
+    as_key = data.draw(st.booleans())
+    parent = doc
+    for key in place[:-1]:
+        parent = parent[key]
+    if as_key and isinstance(parent, dict):
+        parent[huge] = parent.pop(place[-1])
+    else:
+        parent[place[-1]] = huge
+    try:
+        if clients.admit(json.dumps(doc)).admitted:
+            clients.control.Remove(ctl.RemoveRequest(pod=doc["metadata"]["name"]), timeout=10)
+    except grpc.RpcError as err:  # over the wire: the status meant, never a trailer too large
+        assert err.code() in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION), err.details()
+        assert len(err.details().encode("utf-8")) <= MAX_STATUS_MESSAGE_BYTES
