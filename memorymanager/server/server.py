@@ -89,7 +89,8 @@ class NodeServer:
         v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(readers, providers, limiter), self.grpc)
         v1alpha1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1Alpha1(readers, providers, limiter),
                                                                self.grpc)
-        control_pb2_grpc.add_NodeControlServicer_to_server(NodeControl(self.node_process or host), self.grpc)
+        self.control = NodeControl(self.node_process or host)
+        control_pb2_grpc.add_NodeControlServicer_to_server(self.control, self.grpc)
         old_umask = os.umask(0o177)  # the socket is created 0600, never briefly open to others
         try:
             bound = self.grpc.add_insecure_port("unix:" + self.socket_path)
