@@ -127,7 +127,8 @@ class Report:
 def _child(target: Target, directory: str, report_fd: int) -> None:
     state = None
     j = 0
-    while True:
+    os.write(report_fd, b"ready\n")  # the clock of the kill starts here, not at the fork (a loaded machine
+    while True:                       # may not run the child for tens of milliseconds)
         state = target.write(directory, state, j)
         os.write(report_fd, b"%d\n" % j)
         j += 1
@@ -145,17 +146,22 @@ def kill_once(target: Target, directory: str, delay: float) -> tuple[int, Any]:
         finally:
             os._exit(3)
     os.close(write_fd)
+    data = b""
+    while b"ready\n" not in data:  # the writer runs
+        chunk = os.read(read_fd, 65536)
+        if not chunk:
+            break
+        data += chunk
     time.sleep(delay)
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
-    data = b""
     while True:
         chunk = os.read(read_fd, 65536)
         if not chunk:
             break
         data += chunk
     os.close(read_fd)
-    reported = len(data.split(b"\n")) - 1 if data else 0
+    reported = data.count(b"\n") - 1 if data else 0
     return reported, target.load(directory)
 
 
