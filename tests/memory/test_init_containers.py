@@ -92,7 +92,7 @@ def static_manager(held, ids=(), pod_level=None):
     return manager, store
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(init_pods())
 def test_the_init_block_walk_equals_kubelets(case):
     pod, held, target, blocks = case
@@ -103,7 +103,7 @@ def test_the_init_block_walk_equals_kubelets(case):
     assert fast.get_memory_assignments() == literal.get_memory_assignments()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(init_pods(), st.data())
 def test_add_container_releases_what_kubelet_releases(case, data):
     pod, held, target, _ = case
