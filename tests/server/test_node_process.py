@@ -39,7 +39,14 @@ def _script(c) -> list:
     c.control.Remove(ctl.RemoveRequest(pod="b", container="app"))
     out.append(c.control.Hints(ctl.HintsRequest(pod=pod("h"))).SerializeToString())
     out.append(c.control.Explain(ctl.ExplainRequest(pod=pod("e", memory="2Gi"), format="json")).explanation)
-    c.control.Restart(ctl.RestartRequest(kubelet=json.dumps({"topologyManagerPolicy": "restricted"})))
+    with pytest.raises(grpc.RpcError) as err:  # kubelet refuses to start: PodResources lists nothing then
+        c.control.Restart(ctl.RestartRequest(kubelet=json.dumps({"memoryManagerPolicy": "Bogus"})))
+    out.append((err.value.code(), err.value.details(), c.list().SerializeToString()))
+    with pytest.raises(grpc.RpcError) as err:
+        c.admit(pod("refused-while-down"))
+    out.append((err.value.code(), err.value.details()))
+    c.control.Restart(ctl.RestartRequest(kubelet=json.dumps({"memoryManagerPolicy": "Static",
+                                                             "topologyManagerPolicy": "restricted"})))
     out.append(c.admit(pod("d")).admitted)
     for call in (lambda: c.control.Remove(ctl.RemoveRequest(pod="ghost")), lambda: c.admit("{bad")):
         with pytest.raises(grpc.RpcError) as err:
