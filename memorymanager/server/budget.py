@@ -12,8 +12,6 @@ abandoned (`memorymanager.server.node_process`).
 """
 from __future__ import annotations
 
-from typing import Any
-
 from kubeinputs.limits import LIMITS, WorkLimitError, flag
 
 # A request at most this large runs in the node's process itself (milliseconds of work).
@@ -38,19 +36,19 @@ def _refuse(what: str, count: int, limit_name: str) -> WorkLimitError:
                           f"({limit_name.replace('_', '-')}: {_WHY[limit_name]}; raise it with {flag(limit_name)})")
 
 
-def _spec_list(doc: Any, key: str) -> int:
+def _spec_list(doc: object, key: str) -> int:
     """Items of `spec.<key>` when the document has such a list (anything else is the parser's to refuse)."""
     spec = doc.get("spec") if isinstance(doc, dict) else None
     items = spec.get(key) if isinstance(spec, dict) else None
     return len(items) if isinstance(items, list) else 0
 
 
-def container_counts(pod_doc: Any) -> tuple[int, int]:
+def container_counts(pod_doc: object) -> tuple[int, int]:
     """(containers, init containers) of a decoded pod manifest."""
     return _spec_list(pod_doc, "containers"), _spec_list(pod_doc, "initContainers")
 
 
-def hint_count(hints_doc: Any) -> int:
+def hint_count(hints_doc: object) -> int:
     """Hints in a decoded hints document, in either form (`{container: {resource: [..]}}` or
     `{resource: [..]}`)."""
     if not isinstance(hints_doc, dict):
@@ -64,7 +62,7 @@ def hint_count(hints_doc: Any) -> int:
     return total
 
 
-def check(pod_doc: Any, hints_doc: Any = None, *, explain: bool = False) -> None:
+def check(pod_doc: object, hints_doc: object = None, *, explain: bool = False) -> None:
     """Refuse (WorkLimitError) a request past the budget; a request within it passes."""
     containers, init_containers = container_counts(pod_doc)
     if init_containers > LIMITS.max_request_init_containers:
@@ -80,7 +78,7 @@ def check(pod_doc: Any, hints_doc: Any = None, *, explain: bool = False) -> None
         raise _refuse("hints in the request", hints, "max_request_hints")
 
 
-def is_small(pod_doc: Any, hints_doc: Any = None) -> bool:
+def is_small(pod_doc: object, hints_doc: object = None) -> bool:
     """Whether a request is small enough to run in the node's own process."""
     containers, init_containers = container_counts(pod_doc)
     return containers + init_containers <= SMALL_CONTAINERS and hint_count(hints_doc) <= SMALL_HINTS

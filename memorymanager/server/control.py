@@ -15,9 +15,10 @@ import threading
 from typing import Any, Callable, Protocol, Union
 
 import grpc
+from google.protobuf.message import Message
 
 from kubeinputs.limits import LIMITS, WorkLimitError, flag
-from memorymanager.server.control_ops import admission_message, execute, prepare, status_of  # noqa: F401
+from memorymanager.server.control_ops import execute, prepare, status_of
 from memorymanager.server.host import NodeHost
 from memorymanager.server.protos.control import control_pb2_grpc as pb_grpc
 from memorymanager.server.status import status_message
@@ -27,7 +28,7 @@ class ControlRunner(Protocol):
     """Runs one control request (its protobuf message) and gives the response message; raises what
     `status_of` turns into a status."""
 
-    def call(self, method: str, request: Any) -> Any: ...
+    def call(self, method: str, request: Message) -> Message: ...
 
 
 def queue_full(limit: int) -> WorkLimitError:
@@ -52,6 +53,7 @@ class Slots:
             self.taken += 1
 
     def give_back(self) -> None:
+        """Free a slot."""
         with self._lock:
             self.taken -= 1
 
@@ -63,7 +65,8 @@ class LocalControl:
         self.host = host
         self.slots = Slots()
 
-    def call(self, method: str, request: Any) -> Any:
+    def call(self, method: str, request: Message) -> Message:
+        """Run one control request under the host's lock; its response."""
         self.slots.take()
         try:
             prepared = prepare(method, request)

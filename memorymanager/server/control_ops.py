@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import grpc
+from google.protobuf.message import Message
 
 from kubeinputs.errors import InputError, echo
 from kubeinputs.limits import WorkLimitError
@@ -76,7 +77,7 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str]:
     return grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"
 
 
-def decode_hints(text: str) -> Any:
+def decode_hints(text: str) -> object:
     """The request's hints field: empty = none, else a YAML/JSON document."""
     if not text.strip():
         return None
@@ -112,13 +113,13 @@ class Prepared:
     """A request ready to execute: the message, its decoded pod and hints, whether it is small."""
 
     method: str
-    request: Any
+    request: Message
     pod: Optional[dict] = None
-    hints: Any = None
+    hints: object = None
     small: bool = True
 
 
-def prepare(method: str, request: Any) -> Prepared:
+def prepare(method: str, request: Message) -> Prepared:
     """Decode the request's documents and hold them against the work budget (raises InputError,
     WorkLimitError)."""
     prepared = Prepared(method, request)
@@ -137,7 +138,7 @@ def prepare(method: str, request: Any) -> Prepared:
     return prepared
 
 
-def execute(host: NodeHost, prepared: Prepared) -> Any:
+def execute(host: NodeHost, prepared: Prepared) -> Message:
     """Run a prepared request on the host; the response message."""
     return _HANDLERS[prepared.method](host, prepared)
 
@@ -233,7 +234,7 @@ def _explain(host: NodeHost, p: Prepared) -> pb.ExplainResponse:
     return pb.ExplainResponse(explanation="\n".join(explanation_lines(explanation)) + "\n")
 
 
-_HANDLERS: dict[str, Callable[[NodeHost, Prepared], Any]] = {
+_HANDLERS: dict[str, Callable[[NodeHost, Prepared], Message]] = {
     "Admit": _admit, "WouldAdmit": _would_admit, "Remove": _remove, "Hints": _hints,
     "MachineState": _machine_state, "Restart": _restart, "ListPods": _list_pods, "Explain": _explain,
 }

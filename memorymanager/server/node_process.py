@@ -33,13 +33,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import grpc
+from google.protobuf.message import Message
 
 from memorymanager.server.control import Slots
-from memorymanager.server.control_ops import (CHANGE, KINDS, READ, REQUESTS, RESPONSES, ControlStatus, execute,
-                                              prepare, status_of)
+from memorymanager.server.control_ops import (CHANGE, KINDS, READ, REQUESTS, RESPONSES, ControlStatus, Prepared,
+                                              execute, prepare, status_of)
 from memorymanager.server.host import NodeHost
 from memorymanager.server.snapshot import Changes, SnapshotReader
 from state.checkpoint_manager import FileOps
@@ -79,7 +80,7 @@ def _ask_to_commit(conn: Connection) -> None:
     os._exit(4)
 
 
-def _run(host: NodeHost, conn: Connection, prepared: Any) -> None:
+def _run(host: NodeHost, conn: Connection, prepared: Prepared) -> None:
     """Run one prepared request on the host and send the answer with the changes it published."""
     if isinstance(host.file_ops, GatedFileOps):
         host.file_ops.gate = lambda: _ask_to_commit(conn)
@@ -95,7 +96,7 @@ def _run(host: NodeHost, conn: Connection, prepared: Any) -> None:
     conn.send(reply + (host.take_changes(),))
 
 
-def _inline(method: str, prepared: Any) -> bool:
+def _inline(method: str, prepared: Prepared) -> bool:
     """Whether the node process runs a request itself (small, milliseconds) rather than in a fork."""
     if KINDS[method] == READ or method == "Remove":
         return True
@@ -209,7 +210,7 @@ class NodeProcess(SnapshotReader):
 
     # ----- control requests -----
 
-    def call(self, method: str, request: Any) -> Any:
+    def call(self, method: str, request: Message) -> Message:
         """Run a control request in the node process; its response message (or the status raised)."""
         self.slots.take()
         try:
