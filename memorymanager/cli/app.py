@@ -108,8 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
 def add_limit_flag(parser: argparse.ArgumentParser) -> None:
     """`--limit NAME=N`, repeatable: raise one of the readers' work limits (docs/limits.md)."""
     parser.add_argument("--limit", action="append", default=[], metavar="NAME=N",
-                        help="raise a reader limit (max-file-bytes, max-checkpoint-bytes, max-sysfs-bytes, max-depth, "
-                             "max-yaml-nodes, max-number-digits); see docs/limits.md")
+                        help="raise a work limit (max-file-bytes, max-checkpoint-bytes, max-sysfs-bytes, max-depth, "
+                             "max-yaml-nodes, max-number-digits; for serve also max-request-containers, "
+                             "max-request-init-containers, max-explain-containers, max-request-hints, "
+                             "max-control-queue); see docs/limits.md")
 
 
 def apply_limits(args: argparse.Namespace) -> None:
