@@ -203,7 +203,8 @@ class NodeProcess(SnapshotReader):
         self._closing = False
         self._committing = False
         self._dead: Optional[str] = None
-        threading.Thread(target=self._reap, name="node-process-reaper", daemon=True).start()
+        self._reaper = threading.Thread(target=self._reap, name="node-process-reaper", daemon=True)
+        self._reaper.start()
         self._dispatcher = threading.Thread(target=self._dispatch, name="node-process", daemon=True)
         self._dispatcher.start()
 
@@ -321,6 +322,7 @@ class NodeProcess(SnapshotReader):
             os.killpg(self.pid, signal.SIGKILL)
         except OSError:
             pass  # the group is gone already
+        self._reaper.join(timeout=2.0)  # collected, not left a zombie in its group, when this returns
         self._queue.put(None)
         self._dispatcher.join(timeout=2.0)
         try:
