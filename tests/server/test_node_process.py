@@ -35,6 +35,11 @@ def _script(c) -> list:
         out.append((answer.admitted, answer.reason, [(p.container, list(p.numa_nodes), dict(p.memory))
                                                      for p in answer.placements]))
     out.append(c.control.WouldAdmit(ctl.AdmitRequest(pod=pod("w", memory="2Gi"))).SerializeToString())
+    out.append(c.get("huge").SerializeToString())  # refused at admission: Get still answers it
+    c.control.Remove(ctl.RemoveRequest(pod="huge", namespace="default"))  # deleted: Get forgets it
+    with pytest.raises(grpc.RpcError) as err:
+        c.get("huge")
+    out.append((err.value.code(), err.value.details()))
     c.control.Remove(ctl.RemoveRequest(pod="a"))
     c.control.Remove(ctl.RemoveRequest(pod="b", container="app"))
     out.append(c.control.Hints(ctl.HintsRequest(pod=pod("h"))).SerializeToString())
