@@ -13,7 +13,7 @@ import sys
 
 import psutil
 
-from benchmarks import admission, cpu_hints, end_to_end, fleet, hints, large_numa, merge, scale, server, startup, whatif
+from benchmarks import admission, cpu_hints, end_to_end, fleet, hints, large_numa, merge, scale, serve_load, server, startup, whatif
 from benchmarks.timing import Row
 
 TARGETS = {
@@ -31,6 +31,7 @@ TARGETS = {
     "B13": "< 10 ms and < 5 MB peak: CPU manager hints, GB200 shape (64 NUMA nodes, CPUs on 2) and 64 CPU nodes",
     "B15": "run of 1,000 admissions <= 2 x the same admissions in process + 0.5 s; churn steps cost the same at 10,000",
     "B16": "figures only: explain --what-if's searches and --start's diagnosis",
+    "B17": "p99 < 100 ms for List and metrics of 7 clients while one sends costly requests; SIGTERM < 2 s",
 }
 
 
@@ -75,6 +76,7 @@ def main(argv=None) -> int:
     rows += cpu_hints.run(3 if args.quick else args.repeats)
     rows += whatif.run(3 if args.quick else 5)
     rows += end_to_end.run(1 if args.quick else 3)
+    rows += serve_load.run(10 if args.quick else 30, 1 if args.quick else 3)
     print_table(rows)
     print()
     for bench, target in TARGETS.items():

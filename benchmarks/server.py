@@ -55,8 +55,7 @@ def run_b5(calls: int, pods: int = 500) -> list[Row]:
                     start = time.perf_counter()
                     for _ in range(calls):
                         if rebuild:
-                            with server.host.lock:
-                                server.host.generation += 1  # as if the node had changed
+                            server.host.touch()  # as if the node had changed
                         lister.List(v1.ListPodResourcesRequest())
                     rates.append(calls / (time.perf_counter() - start))
                 rates.sort()

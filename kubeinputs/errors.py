@@ -50,9 +50,24 @@ class InputError(Error, ValueError):
         return type(self)(self.where, self.reason, file)
 
 
+# Characters of a value (or key) a message echoes; longer ones are cut, so that no input makes an error
+# text huge (a gRPC status carries it in a header of at most 8 KiB).
+MAX_ECHO_CHARS = 256
+
+
+def echo(text: str) -> str:
+    """`text` for a message: as it is, or its first MAX_ECHO_CHARS characters and how long it was."""
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    return f"{text[:MAX_ECHO_CHARS]}...({len(text):,} characters)"
+
+
 def join_path(where: str, key: Any) -> str:
-    """The path of map entry `key` below `where` ("" is the document root)."""
-    return f"{where}.{key}" if where else str(key)
+    """The path of map entry `key` below `where` ("" is the document root); a huge key is cut (`echo`)."""
+    key = str(key)
+    if len(key) > MAX_ECHO_CHARS:
+        key = echo(key)
+    return f"{where}.{key}" if where else key
 
 
 def index_path(where: str, index: int) -> str:

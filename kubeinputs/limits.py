@@ -36,6 +36,22 @@ class Limits:
     max_yaml_nodes: int = 5_000_000
     # characters of one number or quantity (Go's int64 has 19 digits; Python refuses 4,300)
     max_number_digits: int = 1000
+    # serve's control requests, each (the work budget: docs/grpc.md). Containers of one pod: a pod the
+    # API server stores (etcd's 1.5 MiB request limit) has at most ~20,000 containers with resources,
+    # and kubelet stores its whole checkpoint after each container's Allocate
+    max_request_containers: int = 10_000
+    # init containers of one pod: kubelet walks every earlier init container for each container and
+    # stores its whole checkpoint at each visit, about n^2/2 writes (500,000 at 1,000)
+    max_request_init_containers: int = 1_000
+    # containers of a pod Explain answers for: the explanation takes ~1 KB (text) to ~5 KB (JSON) per
+    # container, and a gRPC client takes answers of 4 MiB unless told otherwise
+    max_explain_containers: int = 500
+    # hints in one request: kubelet's providers give at most one hint per NUMA mask and preference,
+    # 2 x 255 per container and resource on kubelet's default maximum of 8 NUMA nodes
+    max_request_hints: int = 65_536
+    # control requests waiting or running at once; half of serve's 16 gRPC threads stay free for
+    # PodResources
+    max_control_queue: int = 8
 
 
 LIMITS = Limits()

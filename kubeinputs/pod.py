@@ -296,8 +296,8 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
         raise InputError(join_path(meta_path, "namespace"), validation.invalid(namespace, problem))
     uid = meta.get("uid")
     uid = default_pod_uid(name, namespace) if uid in (None, "") else expect_str(uid, join_path(meta_path, "uid"))
-    for key in ("labels", "annotations"):
-        expect_map(meta.get(key), join_path(meta_path, key))
+    _check_labels(meta.get("labels"), join_path(meta_path, "labels"))
+    _check_annotations(meta.get("annotations"), join_path(meta_path, "annotations"))
 
     spec_path = join_path(where, "spec")
     if raw.get("spec") is None:
@@ -320,7 +320,60 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
         for i, container in enumerate(group):
             _validate_resources(container.resources, join_path(index_path(join_path(spec_path, key), i), "resources"),
                                 pod_level=is_pod_level_resources_set(pod))
+    if pod_level_resources and pod.resources is not None:
+        _validate_resources(pod.resources, join_path(spec_path, "resources"))
+        _validate_pod_resource_consistency(pod, spec_path)
     return pod
+
+
+def _validate_pod_resource_consistency(pod: Pod, spec_path: str) -> None:
+    """validatePodResourceConsistency (after defaulting): pod requests cover the containers' aggregate
+    requests, pod hugepage limits their aggregate limits, and no app container's limit exceeds the pod's."""
+    where = join_path(spec_path, "resources")
+    requests, limits = pod.resources.requests, pod.resources.limits
+    for name, aggregate in sorted(aggregate_container_resources(pod, "requests").items()):
+        own = requests.get(name)
+        if own is not None and aggregate.cmp(own) > 0:
+            raise InputError(join_path(join_path(where, "requests"), name), validation.invalid(
+                str(own), f"must be greater than or equal to aggregate container requests of {aggregate}"))
+    for name, aggregate in sorted(aggregate_container_resources(pod, "limits").items()):
+        own = limits.get(name)
+        if is_hugepage_resource(name) and own is not None and aggregate.cmp(own) > 0:
+            raise InputError(join_path(join_path(where, "limits"), name), validation.invalid(
+                str(own), f"must be greater than or equal to aggregate container limits of {aggregate}"))
+    for i, container in enumerate(pod.containers):
+        for name, limit in sorted(container.resources.limits.items()):
+            own = limits.get(name)
+            if own is not None and limit.cmp(own) > 0:
+                path = join_path(join_path(index_path(join_path(spec_path, "containers"), i), "resources.limits"), name)
+                raise InputError(path, validation.invalid(str(limit), f"must be less than or equal to pod limits of {own}"))
+
+
+def _string_map(value: Any, where: str) -> dict[str, str]:
+    """A map of strings (Go's map[string]string): any other value type does not decode."""
+    doc = expect_map(value, where)
+    for key, item in doc.items():
+        expect_str(item, join_path(where, key))
+    return doc
+
+
+def _check_labels(value: Any, where: str) -> None:
+    """ValidateLabels: keys are qualified names, values valid label values."""
+    for key, item in _string_map(value, where).items():
+        problem = validation.qualified_name_error(key)
+        if problem is not None:
+            raise InputError(where, validation.invalid(key, problem))
+        problem = validation.label_value_error(item)
+        if problem is not None:
+            raise InputError(where, validation.invalid(item, problem))
+
+
+def _check_annotations(value: Any, where: str) -> None:
+    """ValidateAnnotations' key rule: keys (lower-cased) are qualified names."""
+    for key in _string_map(value, where):
+        problem = validation.qualified_name_error(key.lower())
+        if problem is not None:
+            raise InputError(where, validation.invalid(key, problem))
 
 
 def _validate_resources(resources: ResourceRequirements, where: str, *, pod_level: bool = False) -> None:

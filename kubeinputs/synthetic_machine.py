@@ -9,10 +9,13 @@ benchmarks and what-ifs where no real machine file is at hand.
 """
 from __future__ import annotations
 
-from kubeinputs.machine import HugePagesInfo, MachineInfo, Node
+from kubeinputs.errors import InputError, expect_int
+from kubeinputs.machine import UINT64_MAX, HugePagesInfo, MachineInfo, Node
 
 LOCAL_DISTANCE = 10
 REMOTE_DISTANCE = 20
+MAX_NUMA_NODES = 64  # kubelet's NUMA bitmasks are 64 bits wide
+MAX_CORES_PER_NODE = 1 << 16
 
 
 def synthetic_machine(
@@ -25,8 +28,7 @@ def synthetic_machine(
 ) -> MachineInfo:
     """`numa_nodes` identical nodes of `memory_per_node` bytes, each with the given numbers of 2Mi
     and 1Gi pages (a page size with 0 pages is left out), distance 10 to itself and 20 elsewhere."""
-    if numa_nodes < 1:
-        raise ValueError("a machine has at least one NUMA node")
+    _check_sizes(numa_nodes, memory_per_node, hugepages_2mi, hugepages_1gi, cores_per_node)
     topology = []
     for node_id in range(numa_nodes):
         pages = []
@@ -37,3 +39,18 @@ def synthetic_machine(
         distances = [LOCAL_DISTANCE if other == node_id else REMOTE_DISTANCE for other in range(numa_nodes)]
         topology.append(Node(node_id=node_id, memory=memory_per_node, hugepages=pages, distances=distances))
     return MachineInfo(num_cores=numa_nodes * cores_per_node, memory_capacity=numa_nodes * memory_per_node, topology=topology)
+
+
+def _check_sizes(numa_nodes: object, memory_per_node: object, hugepages_2mi: object, hugepages_1gi: object,
+                 cores_per_node: object) -> None:
+    """Refuse what no cadvisor reports: sizes that are not integers, negative or past uint64, more NUMA
+    nodes than kubelet's masks hold, hugepages larger than the node's memory they are part of."""
+    expect_int(numa_nodes, "numa_nodes", minimum=1, maximum=MAX_NUMA_NODES)
+    expect_int(memory_per_node, "memory_per_node", minimum=0, maximum=UINT64_MAX // numa_nodes)
+    expect_int(hugepages_2mi, "hugepages_2mi", minimum=0, maximum=UINT64_MAX >> 21)
+    expect_int(hugepages_1gi, "hugepages_1gi", minimum=0, maximum=UINT64_MAX >> 30)
+    expect_int(cores_per_node, "cores_per_node", minimum=0, maximum=MAX_CORES_PER_NODE)
+    pages = (hugepages_2mi << 21) + (hugepages_1gi << 30)
+    if pages > memory_per_node:
+        raise InputError("hugepages_2mi, hugepages_1gi", f"{pages} bytes of hugepages per node are more than memory_per_node "
+                                          f"{memory_per_node}: hugepages are part of a node's memory")

@@ -13,7 +13,12 @@ Rules (pkg/apis/core/validation and apimachinery's util/validation):
   (`cpu`, `memory`, `ephemeral-storage`, `hugepages-<size>`); a prefixed one outside
   `kubernetes.io/` must follow the extended-resource standard;
 - hugepage quantities are positive multiples of the page size; hugepages need a cpu or memory
-  request or limit; extended resources and hugepages need a limit when requested.
+  request or limit; extended resources and hugepages need a limit when requested;
+- label keys are qualified names and label values valid label values; annotation keys are
+  qualified names (labels and annotations are maps of strings: other values do not decode);
+- pod-level `spec.resources` are not negative, requests do not exceed limits, pod requests cover the
+  containers' aggregate requests, pod hugepage limits their aggregate limits, and no app
+  container's limit exceeds the pod's (validatePodResources, validatePodResourceConsistency).
 
 The first failing rule of a field is reported (the API server lists them all).
 """
@@ -22,6 +27,8 @@ from __future__ import annotations
 import math
 import re
 from typing import Optional
+
+from kubeinputs.errors import MAX_ECHO_CHARS
 
 # -- apimachinery's util/validation texts -------------------------------------------------------------------
 DNS1123_LABEL_MAX = 63
@@ -40,6 +47,11 @@ _QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _QNAME_RE = re.compile(_QNAME_FMT)
 _QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
               "and must start and end with an alphanumeric character")
+LABEL_VALUE_MAX = 63
+_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
+_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                    "and must start and end with an alphanumeric character")
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -102,11 +114,23 @@ def qualified_name_error(value: str) -> Optional[str]:
     return None
 
 
+def label_value_error(value: str) -> Optional[str]:
+    """IsValidLabelValue's first message, or None."""
+    if len(value) > LABEL_VALUE_MAX:
+        return max_len_error(LABEL_VALUE_MAX)
+    if not _full(_LABEL_VALUE_RE, value):
+        return regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345")
+    return None
+
+
 def invalid(value: object, reason: str) -> str:
     """A field.Invalid text: `Invalid value: "x": reason` (strings quoted as Go's %q would)."""
     from kubeinputs.goformat import go_quote
 
-    shown = go_quote(value) if isinstance(value, str) else str(value)
+    if isinstance(value, str) and len(value) > MAX_ECHO_CHARS:  # a huge value is cut, not echoed whole
+        shown = f"{go_quote(value[:MAX_ECHO_CHARS])}...({len(value):,} characters)"
+    else:
+        shown = go_quote(value) if isinstance(value, str) else str(value)
     return f"Invalid value: {shown}: {reason}"
 
 

@@ -57,12 +57,15 @@ class ContainerMap:
             self._forget_id(ref, container_id)
 
     def remove_by_container_ref(self, pod_uid: str, container_name: str) -> None:
-        """Forget the ID registered for (pod, container), if any. Cost: O(1)."""
-        try:
-            container_id = self.get_container_id(pod_uid, container_name)
-        except ContainerMapError:
-            return
-        self.remove_by_container_id(container_id)
+        """Forget the ID registered for (pod, container), if any. Cost: O(1) (no error is built for
+        an unknown ref: kubelet's AddContainer asks for every earlier init container)."""
+        ids = self._ids.get((pod_uid, container_name))
+        if ids:
+            self.remove_by_container_id(next(iter(ids)))
+
+    def has_ref(self, pod_uid: str, container_name: str) -> bool:
+        """Whether some ID is registered for (pod, container). Cost: O(1)."""
+        return (pod_uid, container_name) in self._ids
 
     def get_container_id(self, pod_uid: str, container_name: str) -> str:
         """The (first) ID registered for (pod, container). Cost: O(1)."""

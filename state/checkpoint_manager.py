@@ -146,6 +146,32 @@ def write_file(ops: FileOps, path: str, data: bytes) -> None:
         raise go_path_error("sync", directory, err) from err
 
 
+# The names `write_file` gives its temporary files (tempfile.mkstemp: the prefix and 8 characters).
+_TEMP_NAME_RE = re.compile(r"^\.[a-z0-9_]{8}$")
+
+
+def remove_temp_files(directory: str, ops: FileOps | None = None) -> list[str]:
+    """Remove the temporary files an interrupted `write_file` left in `directory` (a process killed
+    between creating and renaming one); only regular files named as write_file names them. Call it
+    when nothing writes there (at start). Returns the names removed; a folder that cannot be listed
+    gives none."""
+    ops = ops or FileOps()
+    try:
+        names = ops.list_dir(directory)
+    except OSError:
+        return []
+    removed = []
+    for name in sorted(names):
+        path = os.path.join(directory, name)
+        if _TEMP_NAME_RE.match(name) and os.path.isfile(path) and not os.path.islink(path):
+            try:
+                ops.remove(path)
+                removed.append(name)
+            except OSError:
+                pass
+    return removed
+
+
 class FileStore:
     """util/store's FileStore: one file per key in a folder."""
 

@@ -3,10 +3,11 @@
 Readers return copies: nothing outside a store can change its contents by mutating
 a returned value.
 
-`State` adds three calls kubelet does not have, each with the same result as kubelet's
+`State` adds four calls kubelet does not have, each with the same result as kubelet's
 calls, only cheaper: `assigned_containers` (the stored container keys without copying
-their blocks), `adopt_machine_state` (store a map without copying it) and
-`deferred_writes` (write a persistent store once after a batch of changes). Their default implementations here are those combinations; a
+their blocks), `peek_memory_blocks` (a container's blocks to look at, not copied),
+`adopt_machine_state` (store a map without copying it) and `deferred_writes` (write a
+persistent store once after a batch of changes). Their default implementations here are those combinations; a
 store subclasses `State` explicitly, so it inherits the defaults (and cannot be
 instantiated while a kubelet method is missing) and overrides them when it can do
 better.
@@ -19,7 +20,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 
 from abc import abstractmethod
-from typing import ContextManager, Optional, Protocol
+from typing import ContextManager, Optional, Protocol, Sequence
 
 from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
@@ -82,6 +83,15 @@ class State(Reader, Writer, Protocol):
         """
         assignments = self.get_memory_assignments()
         return [(pod_uid, name) for pod_uid in sorted(assignments) for name in sorted(assignments[pod_uid] or {})]
+
+    def peek_memory_blocks(self, pod_uid: str, container_name: str) -> Optional[Sequence[Block]]:
+        """A container's blocks (or None) for a caller that only looks at them and never keeps or
+        changes them: a loop that skips containers with nothing to do (kubelet's walks over every
+        earlier init container) then costs no copy per container.
+
+        Default: get_memory_blocks (a copy); a store that can hand out its own list overrides it.
+        """
+        return self.get_memory_blocks(pod_uid, container_name)
 
     def adopt_machine_state(self, memory_map: Optional[NUMANodeMap]) -> None:
         """Store a NUMA node map handed over by a caller that never uses it again.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import os
 from contextlib import contextmanager
-from typing import Optional
+from typing import Optional, Sequence
 
 from kubeinputs import gojson
 from kubeinputs.goformat import go_quote
@@ -202,6 +202,10 @@ class CheckpointState(State):
     def get_memory_blocks(self, pod_uid: str, container_name: str) -> Optional[list[Block]]:
         """A copy of a container's blocks, or None."""
         return self._cache.get_memory_blocks(pod_uid, container_name)
+
+    def peek_memory_blocks(self, pod_uid: str, container_name: str) -> Optional[Sequence[Block]]:
+        """The cached blocks themselves (read-only: see State.peek_memory_blocks), or None."""
+        return self._cache.peek_memory_blocks(pod_uid, container_name)
 
     def get_memory_assignments(self) -> ContainerMemoryAssignments:
         """A copy of all container assignments."""

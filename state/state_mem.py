@@ -6,7 +6,7 @@ values: a stored machine state's nil `cells` reads back as [], nil block lists a
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from state.state import State
 from state.types import (
@@ -43,6 +43,11 @@ class MemoryState(State):
         if containers is None or container_name not in containers:
             return None
         return clone_blocks(containers[container_name])
+
+    def peek_memory_blocks(self, pod_uid: str, container_name: str) -> Optional[Sequence[Block]]:
+        """The container's stored blocks themselves (read-only: see State.peek_memory_blocks), or None."""
+        containers = self._assignments.get(pod_uid)
+        return None if containers is None else containers.get(container_name)
 
     def get_memory_assignments(self) -> ContainerMemoryAssignments:
         """A copy of all container assignments."""

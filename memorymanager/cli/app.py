@@ -11,10 +11,13 @@ scenario. Any other problem prints one line on stderr and exits 2, never a trace
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 from importlib.metadata import version
-from typing import Optional, Sequence, TextIO
+from typing import Iterator, Optional, Sequence, TextIO
 
 PROG = "memorymanager"
 
@@ -113,8 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
 def add_limit_flag(parser: argparse.ArgumentParser) -> None:
     """`--limit NAME=N`, repeatable: raise one of the readers' work limits (docs/limits.md)."""
     parser.add_argument("--limit", action="append", default=[], metavar="NAME=N",
-                        help="raise a reader limit (max-file-bytes, max-checkpoint-bytes, max-sysfs-bytes, max-depth, "
-                             "max-yaml-nodes, max-number-digits); see docs/limits.md")
+                        help="raise a work limit (max-file-bytes, max-checkpoint-bytes, max-sysfs-bytes, max-depth, "
+                             "max-yaml-nodes, max-number-digits; for serve also max-request-containers, "
+                             "max-request-init-containers, max-explain-containers, max-request-hints, "
+                             "max-control-queue); see docs/limits.md")
 
 
 def apply_limits(args: argparse.Namespace) -> None:
@@ -243,6 +248,29 @@ class UsageError(Exception):
     """Arguments that parse but do not make sense together."""
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: raised where the command is, so that its cleanup (a temporary state folder,
+    a temporary checkpoint file) runs before the command exits 143, as for Ctrl-C."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While the command runs, SIGTERM unwinds it (its `finally` blocks run) instead of ending the
+    process at once; only the main thread can take signals, elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
     """Entry point; returns the exit code."""
     out = out or _safe_stream(sys.stdout)
@@ -253,24 +281,17 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     except SystemExit as exc:  # --help, --version, usage errors
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
     try:
-        apply_limits(args)
-        if hasattr(args, "handler"):  # commands registered by their own modules
-            return args.handler(args, out)
-        if args.command == "run":
-            return cmd_run(args, out)
-        if args.command == "checkpoint":
-            return cmd_checkpoint(args, out)
-        if args.command == "explain":
-            from memorymanager.cli import explain_cmd
-
-            return explain_cmd.run(args, out, err)
-        return cmd_machine(args, out)
+        with _sigterm_unwinds():
+            return _dispatch(args, out, err)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return 2
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=err)
         return 130
+    except Terminated:
+        print(f"{PROG}: terminated", file=err)
+        return 143
     except BrokenPipeError:
         return 0
     except Exception as exc:  # never a traceback
@@ -281,3 +302,19 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
         if isinstance(exc, KubeletStartError) and exc.hint:
             print(exc.hint, file=err)  # kubelet's message stays as it is; the hint is a line of its own
         return 2
+
+
+def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run the parsed command."""
+    apply_limits(args)
+    if hasattr(args, "handler"):  # commands registered by their own modules
+        return args.handler(args, out)
+    if args.command == "run":
+        return cmd_run(args, out)
+    if args.command == "checkpoint":
+        return cmd_checkpoint(args, out)
+    if args.command == "explain":
+        from memorymanager.cli import explain_cmd
+
+        return explain_cmd.run(args, out, err)
+    return cmd_machine(args, out)

@@ -7,8 +7,11 @@ unix socket, with `/metrics` over HTTP if asked.
 The node is restored from `D` when it holds a checkpoint. `--scenario` first runs the
 scenario's steps (in `D`, whose old checkpoint is replaced as `run` replaces it, or in a
 temporary folder) and then serves the node it left; `--machine`/`--kubelet` may then be
-left out, and when given must describe the same node. SIGTERM or SIGINT stops the server:
-in-flight calls finish, the socket file is removed, the checkpoint stays.
+left out, and when given must describe the same node. The node runs in its own process and
+costly control requests in forks of it (`memorymanager.server.node_process`). SIGTERM or SIGINT
+stops the server at once: a control request in flight is abandoned (nothing of it applied unless
+it was already writing), PodResources calls get half a second, the socket file is removed, the
+checkpoint and the pod list stay consistent.
 """
 from __future__ import annotations
 
@@ -21,6 +24,11 @@ import threading
 from typing import Optional, TextIO
 
 from kubeinputs.errors import InputError
+
+
+# After SIGTERM the node process is stopped at once (its work abandoned unless it was writing); the
+# PodResources calls still in flight get this long.
+STOP_GRACE_SECONDS = 0.5
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -66,6 +74,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from memorymanager.cli.app import UsageError
     from memorymanager.node.api import Node
     from memorymanager.server.host import PODS_FILE_NAME, NodeHost
+    from memorymanager.server.node_process import GatedFileOps
     from memorymanager.server.podresources import parse_provider_data
     from memorymanager.server.server import NodeServer, parse_address
 
@@ -91,9 +100,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             host = NodeHost(node, already_started=True)
         else:
             node = Node(args.machine, args.kubelet, state_dir=args.state_dir)
-            host = NodeHost(node, pods_file=os.path.join(args.state_dir, PODS_FILE_NAME) if args.state_dir else None)
+            host = NodeHost(node, pods_file=os.path.join(args.state_dir, PODS_FILE_NAME) if args.state_dir else None,
+                            file_ops=GatedFileOps())
+        # the node runs in its own process, control requests in forks of it (docs/grpc.md)
         server = NodeServer(host, args.socket, providers=providers, rate_limit=not args.no_rate_limit,
-                            metrics_address=metrics_address)
+                            metrics_address=metrics_address, isolate=True)
         stop = threading.Event()
         previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
@@ -103,10 +114,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 h, p = server.metrics.address
                 print(f"metrics on http://{h}:{p}/metrics", file=out)
             out.flush()
-            while not stop.wait(0.5):
+            while not stop.wait(0.1):
                 pass
         finally:
-            server.stop()
+            server.stop(STOP_GRACE_SECONDS)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
         print("stopped", file=out)

@@ -20,7 +20,7 @@ class HintCall:
     pod_uid: str
     container: Any
     machine_state: NUMANodeMap
-    assignments: dict
+    assignments: dict  # the blocks the call could regenerate from: {pod uid: {container: blocks}}
     pod_assignments: dict
     reusable: ReusableMemory
     result: Any
@@ -66,11 +66,24 @@ class ManagerTap:
         """Run a hint call and record the state, re-usable memory and answer it saw."""
         self.inner.remove_stale_state()  # what the call does first; doing it twice changes nothing
         state = self.inner.state()
-        seen = HintCall(target, pod.uid, container, state.get_machine_state(), state.get_memory_assignments(),
+        seen = HintCall(target, pod.uid, container, state.get_machine_state(), self._held(state, pod, container),
                          state.get_pod_memory_assignments(), self._reusable_copy(), None)
         seen.result = call()
         self.hint_calls.append(seen)
         return seen.result
+
+    @staticmethod
+    def _held(state: Any, pod: Any, container: Any) -> dict:
+        """The assignments a hint call can regenerate from, `{pod uid: {container: blocks}}`: the
+        container's own (container scope) or the pod's (pod scope); never the whole node's, whose
+        copy per call made a pod of n containers cost O(n^2)."""
+        names = [container.name] if container is not None else [c.name for c in pod.all_containers()]
+        held = {}
+        for name in names:
+            blocks = state.get_memory_blocks(pod.uid, name)
+            if blocks is not None:
+                held[name] = blocks
+        return {pod.uid: held} if held else {}
 
     def get_topology_hints(self, pod: Any, container: Any) -> Any:
         """The manager's container hints (recorded)."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kubeinputs.cpuset import cpuset_string
-from kubeinputs.errors import InputError, expect_map, index_path, join_path, type_name
+from kubeinputs.errors import InputError, brief, echo, expect_map, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
 from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, load_pod_files, parse_pod, parse_pods
@@ -225,7 +225,7 @@ def hint_provider(pod: Pod, hints: HintsInput, scope: str) -> Optional[FixedHint
     containers: dict[str, ProviderHints] = {}
     for name, resource_hints in hints.items():
         if name not in names:
-            raise InputError(join_path("hints", str(name)), f"the pod has no container of this name (it has {', '.join(names)})")
+            raise InputError(join_path("hints", str(name)), f"the pod has no container of this name (it has {echo(', '.join(names))})")
         containers[name] = _read_resource_hints(resource_hints, join_path("hints", name))
     return FixedHintProvider(containers, None)
 
@@ -330,7 +330,7 @@ class Node:
         `namespace` picks the pod of that name in that namespace (a pod refused at admission is
         removed from the node's pods as kubelet deletes it)."""
         node = self._running()
-        found = _find_admitted(node, pod, namespace)
+        found = find_admitted(node, pod, namespace)
         if container is not None and found.find_container(container) is None:
             raise NodeError(f"pod {found.name!r} has no container {container!r}")
         node.remove(found, container)
@@ -449,9 +449,10 @@ class Node:
         return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
 
-def _find_admitted(node: SimulatedNode, pod: PodInput, namespace: Optional[str] = None) -> Pod:
-    """An admitted pod named by UID or name (a one-line string that is not a file), or by its manifest;
-    else a pod refused at admission and not removed since, by name (kubelet's pod manager still has it)."""
+def find_admitted(node: SimulatedNode, pod: PodInput, namespace: Optional[str] = None) -> Pod:
+    """The pod `Node.remove` removes: an admitted pod named by UID or name (a one-line string that is not a
+    file), or by its manifest; else a pod refused at admission and not removed since, by name (kubelet's
+    pod manager still has it). Raises NodeError when there is none, InputError for a bad or ambiguous name."""
     if namespace is not None and (not isinstance(namespace, str) or not namespace):
         raise InputError("namespace", f"expected a namespace name, got {namespace!r}")
     if isinstance(pod, str) and "\n" not in pod and not _is_path(pod):
@@ -464,7 +465,7 @@ def _find_admitted(node: SimulatedNode, pod: PodInput, namespace: Optional[str] 
     if found is None:
         found = node.get_pod_by_name(namespace or DEFAULT_NAMESPACE, name)
     if found is None:
-        raise NodeError(f"no pod {label!r} was admitted on this node")
+        raise NodeError(f"no pod {brief(label)} was admitted on this node")
     return found
 
 

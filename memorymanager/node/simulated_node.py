@@ -358,6 +358,14 @@ class SimulatedNode:
                 if self.running:
                     self.memory_manager.container_map.add(pod.uid, container.name, cid)
 
+    def remove_stale_state(self) -> None:
+        """Drop now, and store, the memory manager's state of every pod that is not active (kubelet
+        does it at its next hint or Allocate call; a host that restores its pods calls it at start so
+        that the checkpoint holds no pod its pod list lacks)."""
+        self.require_running()
+        with self.memory_manager.deferred_writes():
+            self.memory_manager.remove_stale_state()
+
     def active_pods_version(self) -> tuple:
         """(a counter bumped whenever the admitted pods change, the current pod): equal values mean
         equal active_pods()."""
@@ -394,6 +402,14 @@ class SimulatedNode:
         problem = identity_conflict(known, pod) if known is not None else None
         if problem is not None:
             raise InputError("metadata.uid", problem)
+
+    def refused_pods(self) -> list[Pod]:
+        """The pods refused at admission and not admitted or removed since, latest refusal last."""
+        return list(self._refused.values())
+
+    def refused_pod(self, uid: str) -> Optional[Pod]:
+        """The pod of this UID when it was refused at admission and not admitted or removed since."""
+        return self._refused.get(uid)
 
     def get_pod_by_name(self, namespace: str, name: str) -> Optional[Pod]:
         """kubelet's pod manager lookup (GetPodByName): an active pod, else a pod refused at admission

@@ -1,204 +1,107 @@
 """The node-control service `memorymanager.v1alpha1.NodeControl` (see docs/grpc.md): drive a
 simulated node from any language through the public `memorymanager.Node` API.
 
-Every call runs under the node's lock (`NodeHost`), so admissions are serialised as kubelet
-serialises them. Errors are gRPC statuses whose message names what is wrong:
-INVALID_ARGUMENT for a bad pod, hint or configuration, NOT_FOUND for an unknown pod or
-container, FAILED_PRECONDITION when kubelet refused to start, INTERNAL for anything else;
-the server keeps serving.
+The service only hands requests to a runner: `LocalControl` runs them in this process under the
+node's lock (a library embedding the server, the tests); `node_process.NodeProcess` runs them in
+the node's own process, or a fork of it (`memorymanager serve`). Either way admissions are
+serialised as kubelet serialises them, at most `max-control-queue` requests wait or run (the
+next one is refused with RESOURCE_EXHAUSTED), and errors are gRPC statuses whose message names
+what is wrong (`control_ops.status_of`), never longer than a trailer carries; the server keeps
+serving.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Protocol, Union
 
 import grpc
+from google.protobuf.message import Message
 
-from kubeinputs.errors import InputError
-from kubeinputs.limits import WorkLimitError
-from kubeinputs.quantity import QuantityError
-from kubeinputs.reader import load_json_text, load_text
-from memorymanager.explain.build import explain_pod
-from memorymanager.explain.jsondoc import dumps, explanation_document
-from memorymanager.explain.text import explanation_lines
-from memorymanager.node.api import Admission, hint_provider, read_pod
-from memorymanager.policy import MemoryManagerError
-from memorymanager.node.simulated_node import KubeletStartError, NodeError
-from memorymanager.server.host import NodeHost, not_running_message, parse_overrides
-from memorymanager.server.protos.control import control_pb2 as pb
+from kubeinputs.limits import LIMITS, WorkLimitError, flag
+from memorymanager.server.control_ops import execute, prepare, status_of
+from memorymanager.server.host import NodeHost
 from memorymanager.server.protos.control import control_pb2_grpc as pb_grpc
-from topologymanager.errors import BoundedWorkError
-from topologymanager.hint_family import HintFamily
+from memorymanager.server.status import status_message
 
 
-def _hints(text: str) -> Any:
-    """The request's hints field: empty = none, else a YAML/JSON document."""
-    if not text.strip():
-        return None
-    try:
-        return load_json_text(text, "hints")
-    except InputError as exc:
-        if not exc.reason.startswith("not valid JSON: line"):
-            raise  # a limit (depth, number length) or a duplicate key: the JSON reader's own words
-        return load_text(text, "hints")  # YAML, or the error with line and column
+class ControlRunner(Protocol):
+    """Runs one control request (its protobuf message) and gives the response message; raises what
+    `status_of` turns into a status."""
+
+    def call(self, method: str, request: Message) -> Message: ...
 
 
-def _pod(text: str) -> Any:
-    """The request's pod manifest: a JSON object parsed here (the fast path), else the text for
-    the API's YAML reader; an empty one is a clear error (never a file lookup)."""
-    if not text.strip():
-        raise InputError("pod", "empty; expected a v1 Pod manifest (JSON or YAML)")
-    if text.lstrip().startswith("{"):
-        try:
-            doc = load_json_text(text, "pod")
-        except InputError as exc:
-            if not exc.reason.startswith("not valid JSON: line"):
-                raise  # a limit (depth, number length) or a duplicate key
-            doc = None  # the YAML reader gives the error with line and column
-        if isinstance(doc, dict):
-            return doc
-    # A newline makes it text for the API: a client never names a file on the server's disk.
-    return text if "\n" in text else text + "\n"
+def queue_full(limit: int) -> WorkLimitError:
+    """The refusal of a request that finds the control queue full."""
+    return WorkLimitError(f"the control queue is full: {limit:,} control requests are waiting or running "
+                          f"(max-control-queue; raise it with {flag('max_control_queue')})")
 
 
-def admission_message(answer: Admission) -> pb.AdmitResponse:
-    """The Python `Admission` as an AdmitResponse."""
-    return pb.AdmitResponse(
-        admitted=answer.admitted, reason=answer.reason, message=answer.message,
-        placements=[
-            pb.Placement(container=name, numa_nodes=list(p.numa_nodes), preferred=p.preferred,
-                         memory=dict(p.memory), cpuset_mems=p.cpuset_mems)
-            for name, p in answer.placements.items()
-        ],
-    )
+class Slots:
+    """At most `max-control-queue` control requests waiting or running; the next one is refused."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.taken = 0
+
+    def take(self) -> None:
+        """Take a slot, or raise the queue-full refusal."""
+        with self._lock:
+            limit = LIMITS.max_control_queue
+            if self.taken >= limit:
+                raise queue_full(limit)
+            self.taken += 1
+
+    def give_back(self) -> None:
+        """Free a slot."""
+        with self._lock:
+            self.taken -= 1
 
 
-# The Hints call lists a hint family (17+ NUMA nodes) only up to this many hints.
-MAX_LISTED_HINTS = 4096
-
-
-def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn the API's exceptions into gRPC statuses with their message."""
-
-    def guarded(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
-        try:
-            return method(self, request, context)
-        except InputError as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except WorkLimitError as exc:
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-        except QuantityError as exc:  # quantities that parse but cannot be summed here (1e999999999 + 1Gi)
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except MemoryManagerError as exc:  # e.g. a request kubelet would crash on: an answer, not a bug
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
-        except KubeletStartError as exc:
-            context.abort(grpc.StatusCode.FAILED_PRECONDITION, not_running_message(exc))
-        except NodeError as exc:
-            code = grpc.StatusCode.FAILED_PRECONDITION if "not running" in str(exc) else grpc.StatusCode.NOT_FOUND
-            context.abort(code, str(exc))
-        except Exception as exc:  # a bug must not kill the server
-            context.abort(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
-
-    guarded.__name__ = method.__name__
-    guarded.__doc__ = method.__doc__
-    return guarded
-
-
-class NodeControl(pb_grpc.NodeControlServicer):
-    """The service over one `NodeHost`."""
+class LocalControl:
+    """Control requests run in this process, one at a time under the host's lock."""
 
     def __init__(self, host: NodeHost) -> None:
         self.host = host
+        self.slots = Slots()
 
-    @_guard
-    def Admit(self, request: pb.AdmitRequest, context: grpc.ServicerContext) -> pb.AdmitResponse:
-        """Admit and keep the pod."""
-        return admission_message(self.host.admit(_pod(request.pod), _hints(request.hints)))
+    def call(self, method: str, request: Message) -> Message:
+        """Run one control request under the host's lock; its response."""
+        self.slots.take()
+        try:
+            prepared = prepare(method, request)
+            with self.host.lock:
+                return execute(self.host, prepared)
+        finally:
+            self.slots.give_back()
 
-    @_guard
-    def WouldAdmit(self, request: pb.AdmitRequest, context: grpc.ServicerContext) -> pb.AdmitResponse:
-        """Admit's answer, node unchanged."""
-        return admission_message(self.host.would_admit(_pod(request.pod), _hints(request.hints)))
 
-    @_guard
-    def Remove(self, request: pb.RemoveRequest, context: grpc.ServicerContext) -> pb.RemoveResponse:
-        """Remove a pod (name and namespace, or UID) or one container."""
-        if not request.pod.strip() or "\n" in request.pod:
-            raise InputError("pod", "expected the name or UID of an admitted pod")
-        self.host.remove(request.pod, request.container or None, namespace=request.namespace or None)
-        return pb.RemoveResponse()
+def _rpc(method: str) -> Callable[..., Any]:
+    """A servicer method handing its request to the runner; an exception becomes the status."""
 
-    @_guard
-    def Hints(self, request: pb.HintsRequest, context: grpc.ServicerContext) -> pb.HintsResponse:
-        """The memory manager's hints per container (or for the pod in pod scope)."""
-        hints = self.host.locked(lambda: self.host.node.hints(_pod(request.pod)))
-        containers = []
-        for name, by_resource in hints.items():
-            if by_resource is None:
-                containers.append(pb.ContainerHints(container=name, no_preference=True))
-                continue
-            resources = []
-            for resource, items in by_resource.items():
-                if items is None:
-                    resources.append(pb.ResourceHints(resource=resource, no_preference=True))
-                    continue
-                if isinstance(items, HintFamily):  # 17+ NUMA nodes: list it only when short
-                    listed = items.as_list(MAX_LISTED_HINTS)
-                    if listed is None:
-                        raise BoundedWorkError(
-                            f"kubelet would enumerate 2^{items.nodes.bit_count()} NUMA masks here: the {resource} "
-                            f"hints of {name!r} are a family of more than {MAX_LISTED_HINTS} hints, too many to list "
-                            "(the Python API gives the family itself: docs/api.md)")
-                    items = listed
-                resources.append(pb.ResourceHints(resource=resource, hints=[
-                    pb.TopologyHint(numa_nodes=list(h.nodes() or ()), preferred=h.preferred,
-                                    any_numa_node=h.nodes() is None)
-                    for h in items
-                ]))
-            containers.append(pb.ContainerHints(container=name, resources=resources))
-        return pb.HintsResponse(containers=containers)
+    def serve(self: "NodeControl", request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return self.runner.call(method, request)
+        except Exception as exc:  # never a dead server
+            code, message = status_of(exc)
+        context.abort(code, status_message(message))
 
-    @_guard
-    def MachineState(self, request: pb.MachineStateRequest, context: grpc.ServicerContext) -> pb.MachineStateResponse:
-        """The memory manager's machine state, nodes and resources sorted."""
-        state = self.host.locked(self.host.node.machine_state)
-        nodes = []
-        for numa, node in sorted(state.items()):
-            tables = [
-                pb.MemoryTable(resource=resource, total_mem_size=t.total_mem_size, system_reserved=t.system_reserved,
-                               allocatable=t.allocatable, reserved=t.reserved, free=t.free)
-                for resource, t in sorted((node.memory_map or {}).items()) if t is not None
-            ]
-            nodes.append(pb.NUMANodeState(id=numa, number_of_assignments=node.number_of_assignments,
-                                          cells=list(node.cells or []), memory=tables))
-        return pb.MachineStateResponse(nodes=nodes)
+    serve.__name__ = method
+    serve.__doc__ = f"NodeControl.{method}: run by the node's runner."
+    return serve
 
-    @_guard
-    def Restart(self, request: pb.RestartRequest, context: grpc.ServicerContext) -> pb.RestartResponse:
-        """A kubelet restart, optionally with changed configuration fields."""
-        self.host.restart(parse_overrides(request.kubelet, "kubelet"))
-        return pb.RestartResponse()
 
-    @_guard
-    def ListPods(self, request: pb.ListPodsRequest, context: grpc.ServicerContext) -> pb.ListPodsResponse:
-        """The active pods, admission order."""
-        pods = self.host.locked(self.host.node.active_pods)
-        return pb.ListPodsResponse(pods=[pb.PodRef(name=p.name, namespace=p.namespace, uid=p.uid) for p in pods])
+class NodeControl(pb_grpc.NodeControlServicer):
+    """The service over a runner (a `NodeHost` is run in this process)."""
 
-    @_guard
-    def Explain(self, request: pb.ExplainRequest, context: grpc.ServicerContext) -> pb.ExplainResponse:
-        """Why the pod would be admitted where it would, or refused; the node is not changed."""
-        form = request.format or "text"
-        if form not in ("text", "json"):
-            raise InputError("format", f'unknown format "{form}"; expected "text" or "json"')
+    def __init__(self, runner: Union[ControlRunner, NodeHost]) -> None:
+        self.runner: ControlRunner = LocalControl(runner) if isinstance(runner, NodeHost) else runner
 
-        def explain() -> Any:
-            node = self.host.node
-            node.pods()  # starts the node on first use, as every other call does
-            pod = read_pod(_pod(request.pod))
-            extra = hint_provider(pod, _hints(request.hints), node.kubelet.topology_manager_scope)
-            return explain_pod(node.simulated_node, pod, extra)
-
-        explanation = self.host.locked(explain)
-        if form == "json":
-            return pb.ExplainResponse(explanation=dumps(explanation_document(explanation)))
-        return pb.ExplainResponse(explanation="\n".join(explanation_lines(explanation)) + "\n")
+    Admit = _rpc("Admit")
+    WouldAdmit = _rpc("WouldAdmit")
+    Remove = _rpc("Remove")
+    Hints = _rpc("Hints")
+    MachineState = _rpc("MachineState")
+    Restart = _rpc("Restart")
+    ListPods = _rpc("ListPods")
+    Explain = _rpc("Explain")

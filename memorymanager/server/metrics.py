@@ -26,7 +26,10 @@ started node's managers counting subclasses (per instance; the managers' classes
 free of metrics), a deep copy of the node (`would_admit`'s trial) counts into a detached
 recorder, and the PodResources servicers report each call to `KubeletMetrics` as their
 observer. Counters belong to one kubelet process: a restart starts them again from zero, as
-kubelet's do.
+kubelet's do. `serve` builds the page from two parts (`NodeMetrics` + `metrics_page`): what the node
+itself shows (the managers' counts, the per-NUMA gauges, the gates), built only when the node
+changed, possibly in the node's own process; and the PodResources counts of the process that
+serves PodResources, read at every scrape.
 
 Our own gauges, modelled on nri-plugins' `mem.node.*` (labels `numa_node`, `resource`):
 `memorymanager_numa_node_capacity_bytes`, `..._allocatable_bytes`, `..._reserved_bytes`
@@ -44,7 +47,7 @@ import contextlib
 import http.server
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 from prometheus_client.core import Metric
@@ -184,39 +187,44 @@ class KubeletMetrics:
     def families(self, gates: FeatureGates = FeatureGates()) -> list[Metric]:
         """Kubelet's metric families with the current values; a series kubelet registers under
         a feature gate only when `gates` has it on."""
-        c = self.snapshot()
-        out: list[Metric] = []
+        return kubelet_families(self.snapshot(), gates)
 
-        def counter(name: str, value: float, labels: Optional[list[dict[str, str]]] = None,
-                    values: Optional[list[float]] = None) -> None:
-            kind, help_text = KUBELET_METRICS[name]
-            metric = Metric(name, help_text, kind)
-            metric.name = name  # keep kubelet's exact name (Metric strips `_total`)
-            if labels is None:
-                metric.add_sample(name, {}, value)
-            else:
-                for label, v in zip(labels, values or []):
-                    metric.add_sample(name, label, v)
-            out.append(metric)
 
-        counter("kubelet_memory_manager_pinning_requests_total", c.pinning_requests)
-        counter("kubelet_memory_manager_pinning_errors_total", c.pinning_errors)
-        counter("kubelet_topology_manager_admission_requests_total", c.admission_requests)
-        counter("kubelet_topology_manager_admission_errors_total", c.admission_errors)
-        out.append(_histogram("kubelet_topology_manager_admission_duration_ms", c))
-        labels = [{"scope": s, "boundary": BOUNDARY_NUMA} for s in SCOPES]
-        counter("kubelet_container_aligned_compute_resources_count", 0, labels, [c.aligned[s] for s in SCOPES])
-        counter("kubelet_container_aligned_compute_resources_failure_count", 0, labels,
-                [c.aligned_failures[s] for s in SCOPES])
-        for entry in SERIES:
-            registered = not entry.gate or gates.enabled(entry.gate)
-            if not entry.name.startswith("kubelet_pod_resources_endpoint_") or not registered:
-                continue
-            versions = sorted(v for (n, v) in c.pod_resources if n == entry.name)
-            if versions:  # a counter vector without children shows nothing
-                counter(entry.name, 0, [{"server_api_version": v} for v in versions],
-                        [c.pod_resources[(entry.name, v)] for v in versions])
-        return out
+def kubelet_families(c: Counts, gates: FeatureGates = FeatureGates()) -> list[Metric]:
+    """Kubelet's metric families with the values `c`; a series kubelet registers under a feature gate
+    only when `gates` has it on."""
+    out: list[Metric] = []
+
+    def counter(name: str, value: float, labels: Optional[list[dict[str, str]]] = None,
+                values: Optional[list[float]] = None) -> None:
+        kind, help_text = KUBELET_METRICS[name]
+        metric = Metric(name, help_text, kind)
+        metric.name = name  # keep kubelet's exact name (Metric strips `_total`)
+        if labels is None:
+            metric.add_sample(name, {}, value)
+        else:
+            for label, v in zip(labels, values or []):
+                metric.add_sample(name, label, v)
+        out.append(metric)
+
+    counter("kubelet_memory_manager_pinning_requests_total", c.pinning_requests)
+    counter("kubelet_memory_manager_pinning_errors_total", c.pinning_errors)
+    counter("kubelet_topology_manager_admission_requests_total", c.admission_requests)
+    counter("kubelet_topology_manager_admission_errors_total", c.admission_errors)
+    out.append(_histogram("kubelet_topology_manager_admission_duration_ms", c))
+    labels = [{"scope": s, "boundary": BOUNDARY_NUMA} for s in SCOPES]
+    counter("kubelet_container_aligned_compute_resources_count", 0, labels, [c.aligned[s] for s in SCOPES])
+    counter("kubelet_container_aligned_compute_resources_failure_count", 0, labels,
+            [c.aligned_failures[s] for s in SCOPES])
+    for entry in SERIES:
+        registered = not entry.gate or gates.enabled(entry.gate)
+        if not entry.name.startswith("kubelet_pod_resources_endpoint_") or not registered:
+            continue
+        versions = sorted(v for (n, v) in c.pod_resources if n == entry.name)
+        if versions:  # a counter vector without children shows nothing
+            counter(entry.name, 0, [{"server_api_version": v} for v in versions],
+                    [c.pod_resources[(entry.name, v)] for v in versions])
+    return out
 
 
 _COUNTING_CLASSES: dict[tuple[type, type], type] = {}
@@ -402,8 +410,29 @@ def _escape(value: str) -> str:
 def exposition(metrics: KubeletMetrics, node: Any) -> str:
     """Everything `/metrics` shows for a simulated node: kubelet's families and the per-NUMA
     gauges, sorted by name as client_golang gathers them."""
-    families = metrics.families(_feature_gates(node)) + numa_families(node)
-    return render(sorted(families, key=lambda m: m.name))
+    return metrics_page(node_metrics(metrics, node), metrics)
+
+
+@dataclass
+class NodeMetrics:
+    """What `/metrics` shows of the node itself at one moment: the managers' counts, the per-NUMA gauges
+    and the gates deciding which series exist (picklable: the node's process sends it to the server's)."""
+
+    counts: Counts
+    numa: list[Metric]
+    gates: FeatureGates
+
+
+def node_metrics(metrics: KubeletMetrics, node: Any) -> NodeMetrics:
+    """The node's part of the page, now."""
+    return NodeMetrics(metrics.snapshot(), numa_families(node), _feature_gates(node))
+
+
+def metrics_page(node: NodeMetrics, pod_resources: KubeletMetrics) -> str:
+    """The `/metrics` page: the node's part with the PodResources counts of `pod_resources` (the
+    servicers' observer, in the process serving PodResources), families sorted by name."""
+    counts = replace(node.counts, pod_resources=pod_resources.snapshot().pod_resources)
+    return render(sorted(kubelet_families(counts, node.gates) + node.numa, key=lambda m: m.name))
 
 
 def _feature_gates(node: Any) -> FeatureGates:

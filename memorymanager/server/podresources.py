@@ -19,6 +19,9 @@ simulated node, with kubelet v1.37's semantics:
   a call over the limit gets RESOURCE_EXHAUSTED `rejected by rate limit`.
 - Each call the limit lets through is reported to the servicer's observer (kubelet's
   PodResources metrics, `metrics.KubeletMetrics`): on entry, and again when it answers an error.
+- The answers come from the snapshot the node published after its last change
+  (`snapshot.SnapshotReader`: a `NodeHost`, or the server's side of a node in its own process),
+  which carries the refused pods and the start error too; no call waits for a control request.
 
 CPU ids and devices come from no manager here (the simulated node has no CPU or device
 manager): they are empty unless `ProviderData` (the `--providers` file of `serve`) gives them.
@@ -36,7 +39,9 @@ import grpc
 from kubeinputs.errors import InputError, expect_map, index_path, join_path
 from memorymanager.node.simulated_node import KubeletStartError
 from memorymanager.server import DEFAULT_SOCKET  # noqa: F401 (re-exported)
-from memorymanager.server.host import NodeHost, PodView, not_running_message
+from memorymanager.server.host import PodView, not_running_message
+from memorymanager.server.snapshot import SnapshotReader
+from memorymanager.server.status import status_message
 from memorymanager.server.protos.v1 import api_pb2 as v1
 from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
 from memorymanager.server.protos.v1alpha1 import api_pb2 as v1alpha1
@@ -243,7 +248,7 @@ def _rate_limited(method: Callable[..., Any]) -> Callable[..., Any]:
             failure = (grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
         if observer is not None:
             observer.pod_resources_error(self.API_VERSION, method.__name__)
-        context.abort(*failure)
+        context.abort(failure[0], status_message(failure[1]))
 
     guarded.__name__ = method.__name__
     guarded.__doc__ = method.__doc__
@@ -255,7 +260,7 @@ class PodResourcesV1(v1_grpc.PodResourcesListerServicer):
 
     API_VERSION = "v1"
 
-    def __init__(self, host: NodeHost, providers: Optional[ProviderData] = None,
+    def __init__(self, host: SnapshotReader, providers: Optional[ProviderData] = None,
                  limiter: Optional[TokenBucket] = None, observer: Optional[PodResourcesObserver] = None) -> None:
         self.host = host
         self.providers = providers or ProviderData()
@@ -295,7 +300,7 @@ class PodResourcesV1Alpha1(v1alpha1_grpc.PodResourcesListerServicer):
 
     API_VERSION = "v1alpha1"
 
-    def __init__(self, host: NodeHost, providers: Optional[ProviderData] = None,
+    def __init__(self, host: SnapshotReader, providers: Optional[ProviderData] = None,
                  limiter: Optional[TokenBucket] = None, observer: Optional[PodResourcesObserver] = None) -> None:
         self.host = host
         self.providers = providers or ProviderData()

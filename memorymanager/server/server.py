@@ -20,6 +20,7 @@ from grpc_reflection.v1alpha import reflection
 from memorymanager.server.control import NodeControl
 from memorymanager.server.host import NodeHost
 from memorymanager.server.metrics import MetricsHTTPServer
+from memorymanager.server.node_process import NodeProcess
 from memorymanager.server.podresources import PodResourcesV1, PodResourcesV1Alpha1, ProviderData, TokenBucket
 from memorymanager.server.protos.control import control_pb2, control_pb2_grpc
 from memorymanager.server.protos.v1 import api_pb2 as v1
@@ -81,27 +82,36 @@ class NodeServer:
         metrics_address: Optional[tuple[str, int]] = None,
         workers: int = WORKERS,
         max_receive_message_bytes: int = MAX_RECEIVE_MESSAGE_BYTES,
+        isolate: bool = False,
     ) -> None:
-        self.host = host
         self.socket_path = prepare_socket_path(socket_path)
+        # isolate: the node moves to its own process (forked here, before the gRPC server has threads);
+        # this process keeps the readers' snapshot and counts the PodResources calls. Else the node is
+        # served in this process.
+        self.node_process: Optional[NodeProcess] = NodeProcess(host) if isolate else None
+        self.host: Union[NodeHost, NodeProcess] = self.node_process or host
         # one bucket for the whole PodResources server (a given one: its own rate and clock)
         limiter = rate_limit if isinstance(rate_limit, TokenBucket) else TokenBucket() if rate_limit else None
         self.grpc = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grpc"),
                                 options=[("grpc.max_receive_message_length", max_receive_message_bytes)])
-        v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(host, providers, limiter, host.metrics),
+        readers, observer = self.host, self.host.metrics  # the snapshot; kubelet's PodResources counts
+        v1_grpc.add_PodResourcesListerServicer_to_server(PodResourcesV1(readers, providers, limiter, observer),
                                                          self.grpc)
         v1alpha1_grpc.add_PodResourcesListerServicer_to_server(
-            PodResourcesV1Alpha1(host, providers, limiter, host.metrics), self.grpc)
-        control_pb2_grpc.add_NodeControlServicer_to_server(NodeControl(host), self.grpc)
+            PodResourcesV1Alpha1(readers, providers, limiter, observer), self.grpc)
+        self.control = NodeControl(self.node_process or host)
+        control_pb2_grpc.add_NodeControlServicer_to_server(self.control, self.grpc)
         reflection.enable_server_reflection(SERVICE_NAMES + (reflection.SERVICE_NAME,), self.grpc)
         old_umask = os.umask(0o177)  # the socket is created 0600, never briefly open to others
         try:
             bound = self.grpc.add_insecure_port("unix:" + self.socket_path)
         except RuntimeError as exc:
+            self._stop_node_process()
             raise ServeError(f"cannot bind {self.socket_path}: {exc}") from exc
         finally:
             os.umask(old_umask)
         if bound == 0:
+            self._stop_node_process()
             raise ServeError(f"cannot bind {self.socket_path}")
         try:
             os.chmod(self.socket_path, SOCKET_MODE)
@@ -110,9 +120,10 @@ class NodeServer:
         self.metrics: Optional[MetricsHTTPServer] = None
         if metrics_address is not None:
             try:
-                self.metrics = MetricsHTTPServer(metrics_address[0], metrics_address[1], host.metrics_text)
+                self.metrics = MetricsHTTPServer(metrics_address[0], metrics_address[1], self.host.metrics_text)
             except OSError as exc:
                 self._remove_socket()  # bound already: leave nothing behind
+                self._stop_node_process()
                 raise ServeError(f"cannot serve metrics on {metrics_address[0]}:{metrics_address[1]}: "
                                  f"{exc.strerror or exc}") from exc
 
@@ -122,11 +133,18 @@ class NodeServer:
             self.metrics.start()
 
     def stop(self, grace: float = 2.0) -> None:
-        """Stop serving (in-flight calls get `grace` seconds) and remove the socket file."""
+        """Stop serving and remove the socket file. A node in its own process stops first (queued
+        control requests refused, the one in flight abandoned unless it was committing); calls still
+        in flight then get `grace` seconds."""
         if self.metrics is not None:
             self.metrics.stop()
+        self._stop_node_process()
         self.grpc.stop(grace).wait()
         self._remove_socket()
+
+    def _stop_node_process(self) -> None:
+        if self.node_process is not None:
+            self.node_process.shutdown()
 
     def _remove_socket(self) -> None:
         """Remove our socket file (only a socket: never a file someone put there since)."""

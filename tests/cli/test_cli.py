@@ -174,3 +174,29 @@ def test_version_and_module_entry_point(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.rstrip().endswith("1 passed, 0 failed, 0 invalid")
     assert "Traceback" not in proc.stderr
+
+
+def test_run_killed_by_sigterm_removes_its_temporary_state_folder(tmp_path):
+    """Issue 18, item 7: SIGTERM used to end `run` at once, leaving `$TMPDIR/memorymanager-*`."""
+    import signal
+    import time
+
+    from tests.fuzz.corpus import admit_steps, write_json
+
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    path = write_json(str(tmp_path / "long.json"), admit_steps(3000))  # minutes of work: it is stopped first
+    proc = subprocess.Popen([sys.executable, "-m", "memorymanager", "run", path], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(private_tmp)})
+    try:
+        while not any(p.name.startswith("memorymanager-") for p in private_tmp.iterdir()):  # the run has begun
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143 and err.strip() == "memorymanager: terminated", err
+    assert list(private_tmp.iterdir()) == []

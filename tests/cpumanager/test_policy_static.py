@@ -241,7 +241,7 @@ def test_pod_level_budget_with_an_empty_shared_pool_is_refused():
     pod = parse_pod({"metadata": {"name": "p", "uid": "p"}, "spec": {
         "resources": {"requests": {"cpu": "2", "memory": "2G"}, "limits": {"cpu": "2", "memory": "2G"}},
         "containers": [{"name": "excl", "resources": {"limits": {"cpu": "2", "memory": "1G"}}},
-                       {"name": "shared", "resources": {"requests": {"cpu": "100m", "memory": "100M"}}}]}})
+                       {"name": "shared", "resources": {"requests": {"memory": "100M"}}}]}})  # no cpu: shared
     p = policy(t.dual_socket_ht, gates={"PodLevelResourceManagers": True})
     state = state_with("0-11")
     assert p.get_pod_topology_hints(state, pod) == {"cpu": []}

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 GUARANTEED = {"cpu": "1", "memory": "1Gi"}
-SEED_POD = {"metadata": {"name": "web", "namespace": "default"},
+SEED_POD = {"metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
             "spec": {"initContainers": [{"name": "init", "resources": {"limits": dict(GUARANTEED)}}],
                      "containers": [{"name": "app", "image": "nginx",
                                      "resources": {"limits": {**GUARANTEED, "hugepages-2Mi": "4Mi"}}}]}}
@@ -103,7 +103,8 @@ BAD_RESOURCE_NAMES = ["gpu", "foo/bar/baz", "example.com/-x", "/x", "a" * 64, "e
 def refused_pods(draw: Any) -> Any:
     doc = copy.deepcopy(SEED_POD)
     app = doc["spec"]["containers"][0]
-    rule = draw(st.sampled_from(["name", "resource", "hugepage-multiple", "hugepage-alone", "image"]))
+    rule = draw(st.sampled_from(["name", "resource", "hugepage-multiple", "hugepage-alone", "image", "label",
+                                 "pod-level-below", "pod-level-negative"]))
     if rule == "name":
         app["name"] = draw(st.sampled_from(BAD_CONTAINER_NAMES))
     elif rule == "resource":
@@ -112,6 +113,13 @@ def refused_pods(draw: Any) -> Any:
         app["resources"]["limits"]["hugepages-2Mi"] = draw(st.sampled_from(["1Mi", "3Mi", "2.5Mi", "1"]))
     elif rule == "hugepage-alone":
         app["resources"] = {"limits": {"hugepages-2Mi": "2Mi"}}
+    elif rule == "label":
+        doc["metadata"]["labels"]["app"] = draw(st.sampled_from([True, 0, 1 << 70, 1.5, None, [], ["a"], {"a": "b"},
+                                                                  "a b", "x" * 64, "-x"]))
+    elif rule == "pod-level-below":  # pod limits below the containers' (1Gi each)
+        doc["spec"]["resources"] = {"limits": {"cpu": "2", "memory": draw(st.sampled_from(["512Mi", "1", "0"]))}}
+    elif rule == "pod-level-negative":
+        doc["spec"]["resources"] = {"limits": {draw(st.sampled_from(["cpu", "memory"])): "-1Gi"}}
     else:
         app["image"] = draw(st.sampled_from([True, 1, [], {}]))
     return doc

@@ -170,3 +170,32 @@ def test_load_errors_name_the_file(tmp_path):
     with pytest.raises(InputError) as err:
         load_machine_info(path)
     assert str(err.value) == f"{path}: topology[0].memory: must be >= 0, got -1"
+
+
+# -- synthetic machines refuse what no cadvisor reports (issue 18, item 4) -----------------------------------
+@pytest.mark.parametrize("args,kwargs,message", [
+    ((2, -5), {}, "memory_per_node: must be >= 0, got -5"),
+    ((2, 1 << 64), {}, "memory_per_node: must be <= 9223372036854775807, got 18446744073709551616"),
+    ((0, 1 << 30), {}, "numa_nodes: must be >= 1, got 0"),
+    ((65, 1 << 30), {}, "numa_nodes: must be <= 64, got 65"),
+    ((2, True), {}, "memory_per_node: expected an integer, got boolean True"),
+    ((2, 1.5e9), {}, "memory_per_node: expected an integer, got number 1500000000.0"),
+    ((2, 1 << 30), {"hugepages_2mi": -1}, "hugepages_2mi: must be >= 0, got -1"),
+    ((2, 1 << 30), {"hugepages_1gi": 2}, "hugepages_2mi, hugepages_1gi: 2147483648 bytes of hugepages per node are "
+                                         "more than memory_per_node 1073741824: hugepages are part of a node's memory"),
+    ((2, 1 << 30), {"cores_per_node": -1}, "cores_per_node: must be >= 0, got -1"),
+])
+def test_synthetic_machine_refuses_absurd_sizes(args, kwargs, message):
+    from kubeinputs.synthetic_machine import synthetic_machine
+
+    with pytest.raises(InputError) as err:
+        synthetic_machine(*args, **kwargs)
+    assert str(err.value) == message
+
+
+def test_a_negative_machine_is_refused_at_the_front_door():
+    """synthetic_machine(2, -5) used to give node 0 2^64 - 100Mi - 5 free bytes and admit a 1000Gi pod."""
+    import memorymanager
+
+    with pytest.raises(memorymanager.Error, match="memory_per_node: must be >= 0"):
+        memorymanager.synthetic_machine(2, -5)

@@ -266,3 +266,82 @@ def test_managers_share_the_pod_level_helpers():
 
     assert memorymanager.requests.is_pod_level_resources_set is pod.is_pod_level_resources_set
     assert topologymanager.scope.is_pod_level_resources_set is pod.is_pod_level_resources_set
+
+
+# -- what the API server refuses in metadata and pod-level resources (issue 18, item 4) -------------------
+LABEL_VALUE_RULE = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+                    "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+def labelled(labels, key="labels"):
+    return {"metadata": {"name": "p", key: labels}, "spec": {"containers": [{"name": "c"}]}}
+
+
+@pytest.mark.parametrize("value,kind", [(True, "boolean"), (0, "integer"), (1 << 70, "integer"), (1.5, "number"),
+                                        (["a"], "list"), ({"a": "b"}, "map"), (None, "null")])
+@pytest.mark.parametrize("key", ["labels", "annotations"])
+def test_label_and_annotation_values_are_strings(value, kind, key):
+    with pytest.raises(InputError) as err:
+        parse_pod(labelled({"app": value}, key))
+    assert str(err.value) == f"metadata.{key}.app: expected a string, got {kind}"
+
+
+@pytest.mark.parametrize("labels,reason", [
+    ({"app": "a b"}, 'Invalid value: "a b": ' + LABEL_VALUE_RULE),
+    ({"app": "x" * 64}, 'Invalid value: "' + "x" * 64 + '": must be no more than 63 characters'),
+    ({"app": "-x"}, 'Invalid value: "-x": ' + LABEL_VALUE_RULE),
+    ({"a/b/c": "x"}, 'Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '
+                     "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or "
+                     "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+                     "[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"),
+    ({"/x": "y"}, 'Invalid value: "/x": prefix part must be non-empty'),
+])
+def test_label_rules_are_the_api_servers(labels, reason):
+    with pytest.raises(InputError) as err:
+        parse_pod(labelled(labels))
+    assert (err.value.where, err.value.reason) == ("metadata.labels", reason)
+
+
+def test_valid_labels_and_annotations_are_accepted():
+    doc = labelled({"app": "web", "example.com/tier": "", "v": "1.2_3-a"})
+    doc["metadata"]["annotations"] = {"Example.com/Note": "any text, spaces and all: {}"}
+    assert parse_pod(doc).name == "p"
+
+
+def guaranteed(name, memory="1Gi", cpu="1"):
+    return {"name": name, "resources": {"limits": {"cpu": cpu, "memory": memory}}}
+
+
+@pytest.mark.parametrize("resources,containers,where,reason", [
+    ({"limits": {"memory": "-1Gi"}}, [{"name": "c"}], "spec.resources.limits.memory",
+     'Invalid value: "-1Gi": must be greater than or equal to 0'),
+    ({"requests": {"cpu": "-1"}}, [{"name": "c"}], "spec.resources.requests.cpu",
+     'Invalid value: "-1": must be greater than or equal to 0'),
+    # pod requests default to the containers' aggregate (2Gi), past the pod limit
+    ({"limits": {"cpu": "2", "memory": "1Gi"}}, [guaranteed("a"), guaranteed("b")], "spec.resources.requests.memory",
+     'Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi'),
+    ({"requests": {"memory": "1Gi"}}, [guaranteed("a"), guaranteed("b")], "spec.resources.requests.memory",
+     'Invalid value: "1Gi": must be greater than or equal to aggregate container requests of 2Gi'),
+    ({"requests": {"memory": "3Gi"}, "limits": {"memory": "3Gi", "hugepages-2Mi": "2Mi"}},
+     [{"name": "a", "resources": {"limits": {"memory": "1Gi", "hugepages-2Mi": "4Mi"}}}],
+     "spec.resources.requests.hugepages-2Mi",  # pod hugepage requests default to the pod limit
+     'Invalid value: "2Mi": must be greater than or equal to aggregate container requests of 4Mi'),
+    ({"requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+     [{"name": "a", "resources": {"requests": {"memory": "1Gi"}, "limits": {"memory": "3Gi"}}}],
+     "spec.containers[0].resources.limits.memory", 'Invalid value: "3Gi": must be less than or equal to pod limits of 2Gi'),
+])
+def test_pod_level_resources_the_api_server_refuses(resources, containers, where, reason):
+    with pytest.raises(InputError) as err:
+        parse_pod(pod_level(resources, containers))
+    assert (err.value.where, err.value.reason) == (where, reason)
+
+
+def test_pod_level_resources_covering_the_containers_are_accepted():
+    pod = parse_pod(pod_level({"limits": {"cpu": "2", "memory": "3Gi"}}, [guaranteed("a"), guaranteed("b")]))
+    assert strs(pod.resources.requests) == {"cpu": "2", "memory": "2Gi"}
+
+
+def test_pod_level_rules_follow_the_gate():
+    doc = pod_level({"limits": {"memory": "-1Gi"}}, [{"name": "c"}])
+    assert parse_pod(doc, pod_level_resources=False).name == "p"  # the API server drops the field

@@ -71,12 +71,16 @@ def test_defaults_equal_the_overrides() -> None:
     assert default.assigned_containers() == own.assigned_containers() == [
         ("pod-a", "c"), ("pod-b", "c1"), ("pod-b", "c2")
     ]
+    for pod, name in [("pod-b", "c1"), ("pod-b", "c2"), ("pod-b", "zz"), ("nope", "c")]:
+        assert default.peek_memory_blocks(pod, name) == own.peek_memory_blocks(pod, name) == \
+            own.get_memory_blocks(pod, name)
 
 
 def test_both_stores_override_the_defaults() -> None:
     for store in (MemoryState, CheckpointState):
         assert store.assigned_containers is not State.assigned_containers
         assert store.adopt_machine_state is not State.adopt_machine_state
+        assert store.peek_memory_blocks is not State.peek_memory_blocks
 
 
 def test_a_store_missing_a_kubelet_call_cannot_be_built() -> None:
@@ -99,7 +103,7 @@ def test_the_reader_view_has_only_the_readers() -> None:
     assert view.get_pod_memory_blocks("pod-b") is None
     assert view.get_pod_memory_assignments() == {}
     writers = [name for name in dir(Writer) if not name.startswith("_")] + ["adopt_machine_state"]
-    for name in writers + ["assigned_containers"]:
+    for name in writers + ["assigned_containers", "peek_memory_blocks"]:
         assert not hasattr(view, name), name
     readers = {name for name in dir(Reader) if name.startswith("get_")}
     assert readers == {name for name in dir(view) if not name.startswith("_")}
