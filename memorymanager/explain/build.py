@@ -36,18 +36,19 @@ from memorymanager.node.render import assignments_to_obj, machine_state_to_obj
 
 
 def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: str = "admit",
-                keep: Optional[dict] = None) -> Explanation:
+                keep: Optional[dict] = None, *, disposable: bool = False) -> Explanation:
     """The explanation of admitting `pod` (op `admit`) or of its hints (op `hints`) on `node`.
 
     `extra` is the other providers' hint provider for the admission (as `SimulatedNode.admit`
-    takes it). The node is not changed. `keep`, when given, receives the copy's machine state
-    and assignments after the admission (`machine_state`, `entries`, checkpoint shapes), for
-    drawing it.
+    takes it). The node is not changed, unless it is `disposable` (built for this one
+    explanation and dropped after it: it is then used as it is, without the copy). `keep`, when
+    given, receives the copy's machine state and assignments after the admission
+    (`machine_state`, `entries`, checkpoint shapes), for drawing it.
     """
     if not node.running:
         why = f" (start failed: {node.start_error})" if node.start_error else ""
         return Explanation(op=op, error=f"the node is not running{why}")
-    trial = fork_in_memory(node)
+    trial = node if disposable else fork_in_memory(node)
     tap = ManagerTap(trial.memory_manager)
     scope = trial.topology_manager.scope
     policy_tap = PolicyTap(scope.policy)
