@@ -24,19 +24,19 @@ exactly as the whole-fleet run does.
 from __future__ import annotations
 
 import gc
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable, Optional, Sequence
 
 from kubeinputs.pod import Pod
-from kubeinputs.qos import get_pod_qos
-from memorymanager.fleet.fleetnode import FleetNode, memory_only, pod_requests
-from memorymanager.fleet.nrt_filter import filter_pod
+from memorymanager.fleet.fleetnode import FilterAsk, FleetNode, pod_requests
 from memorymanager.fleet.spec import FleetSpec, NodeGroup, Variant, variant_kubelet
 from memorymanager.fleet.trace import Event
 from memorymanager.node.api import read_kubelet, read_machine
 
 Progress = Callable[[int], None]
+SHAPES_KEPT = 256  # pod shapes whose first candidate node is remembered (least recently used dropped)
 
 
 @dataclass
@@ -96,6 +96,11 @@ class Simulation:
             if names:
                 self.nodes.extend(self._build_group(group, names))
         self.by_name = {n.name: n for n in self.nodes}
+        self.position = {n.name: i for i, n in enumerate(self.nodes)}
+        # fleet-order rules: per pod shape, the first node that may take it (every node before it
+        # refused the shape since it last changed), so a scan skips the full part of the fleet
+        self.first_candidate: OrderedDict[tuple, int] = OrderedDict()
+        self.examined = 0  # nodes a placement scan asked (NodeResourcesFit, then the filter)
         self.results = {n.name: NodeResult(n.name, n.group) for n in self.nodes}
         self.result = TaskResult(variant.name, [])
         self.bound_to: dict[str, str] = {}
@@ -147,6 +152,14 @@ class Simulation:
         name = self.bound_to.pop(event.key, None)
         if name is not None and self.by_name[name].delete(event.key):
             self.results[name].deleted += 1
+            self._changed(name)
+
+    def _changed(self, name: str) -> None:
+        """A node took or freed a pod: scans for every shape start no later than it."""
+        at = self.position[name]
+        for shape, first in self.first_candidate.items():
+            if first > at:
+                self.first_candidate[shape] = at
 
     def _add(self, event: Event) -> None:
         pod = event.pod
@@ -170,6 +183,7 @@ class Simulation:
             if answer.admitted:
                 result.admitted += 1
                 self.bound_to[event.key] = target.name
+                self._changed(target.name)
                 return
             result.refuse(answer.reason, answer.message)
             result.disagreements += 1
@@ -183,12 +197,13 @@ class Simulation:
         node = self.by_name[event.node or ""]
         predicted: Optional[bool] = None
         if self.spec.placement == "numa-aware":
-            predicted = self._filter(node, pod)
+            predicted = self._filter(node, FilterAsk.of(pod))
         answer = node.admit(event.key, pod, requests)
         result = self.results[node.name]
         if answer.admitted:
             result.admitted += 1
             self.bound_to[event.key] = node.name
+            self._changed(node.name)
             if predicted is False:
                 result.filter_refused_kubelet_admitted += 1
         else:
@@ -200,8 +215,9 @@ class Simulation:
 
     # ----- placement -----
 
-    def _filter(self, node: FleetNode, pod: Pod) -> bool:
-        return filter_pod(memory_only(pod), node.nrt(), node.allocatable, qos=get_pod_qos(pod, True)).fits
+    def _filter(self, node: FleetNode, ask: FilterAsk) -> bool:
+        """The numa-aware filter's verdict for the pod `ask` describes, on `node` now."""
+        return node.filter_fits(ask)
 
     def _choose(self, pod: Pod, requests: dict[str, Fraction], tried: set[str]) -> Optional[FleetNode]:
         rule = self.spec.placement
@@ -215,13 +231,26 @@ class Simulation:
                 if score > best_score:
                     best, best_score = node, score
             return best
-        for node in self.nodes:
-            if node.name in tried or not node.fits(requests):
+        ask = FilterAsk.of(pod) if rule == "numa-aware" else None
+        shape = (tuple(sorted(requests.items())), None if ask is None else ask.key)
+        first = self.first_candidate.pop(shape, 0)
+        skipping = True  # every node so far refused the shape (not just this pod's earlier kubelet refusals)
+        chosen: Optional[FleetNode] = None
+        for at in range(first, len(self.nodes)):
+            node = self.nodes[at]
+            if node.name in tried:
+                skipping = False
                 continue
-            if rule == "numa-aware" and not self._filter(node, pod):
-                continue
-            return node
-        return None
+            self.examined += 1
+            if node.fits(requests) and (ask is None or self._filter(node, ask)):
+                chosen = node
+                break
+            if skipping:
+                first = at + 1
+        self.first_candidate[shape] = first
+        if len(self.first_candidate) > SHAPES_KEPT:
+            self.first_candidate.popitem(last=False)
+        return chosen
 
 
 def target_scope(nodes: Sequence[FleetNode]) -> str:
