@@ -24,6 +24,7 @@ exactly as the whole-fleet run does.
 from __future__ import annotations
 
 import gc
+import heapq
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -97,9 +98,8 @@ class Simulation:
                 self.nodes.extend(self._build_group(group, names))
         self.by_name = {n.name: n for n in self.nodes}
         self.position = {n.name: i for i, n in enumerate(self.nodes)}
-        # fleet-order rules: per pod shape, the first node that may take it (every node before it
-        # refused the shape since it last changed), so a scan skips the full part of the fleet
-        self.first_candidate: OrderedDict[tuple, int] = OrderedDict()
+        # fleet-order rules: per pod shape, the nodes that may take it (see Candidates)
+        self.candidates: OrderedDict[tuple, Candidates] = OrderedDict()
         self.examined = 0  # nodes a placement scan asked (NodeResourcesFit, then the filter)
         self.results = {n.name: NodeResult(n.name, n.group) for n in self.nodes}
         self.result = TaskResult(variant.name, [])
@@ -155,11 +155,10 @@ class Simulation:
             self._changed(name)
 
     def _changed(self, name: str) -> None:
-        """A node took or freed a pod: scans for every shape start no later than it."""
+        """A node took or freed a pod: it may take any shape again."""
         at = self.position[name]
-        for shape, first in self.first_candidate.items():
-            if first > at:
-                self.first_candidate[shape] = at
+        for candidates in self.candidates.values():
+            candidates.add(at)
 
     def _add(self, event: Event) -> None:
         pod = event.pod
@@ -233,24 +232,58 @@ class Simulation:
             return best
         ask = FilterAsk.of(pod) if rule == "numa-aware" else None
         shape = (tuple(sorted(requests.items())), None if ask is None else ask.key)
-        first = self.first_candidate.pop(shape, 0)
-        skipping = True  # every node so far refused the shape (not just this pod's earlier kubelet refusals)
+        candidates = self.candidates.pop(shape, None) or Candidates(len(self.nodes))
+        self.candidates[shape] = candidates  # most recently used last
+        if len(self.candidates) > SHAPES_KEPT:
+            self.candidates.popitem(last=False)
+        kept: list[int] = []  # candidates that stay candidates: this pod's kubelet refusals, the choice
         chosen: Optional[FleetNode] = None
-        for at in range(first, len(self.nodes)):
+        while chosen is None:
+            at = candidates.pop()
+            if at is None:
+                break
             node = self.nodes[at]
             if node.name in tried:
-                skipping = False
+                kept.append(at)
                 continue
             self.examined += 1
             if node.fits(requests) and (ask is None or self._filter(node, ask)):
                 chosen = node
-                break
-            if skipping:
-                first = at + 1
-        self.first_candidate[shape] = first
-        if len(self.first_candidate) > SHAPES_KEPT:
-            self.first_candidate.popitem(last=False)
+                kept.append(at)
+        for at in kept:
+            candidates.add(at)
         return chosen
+
+
+class Candidates:
+    """The nodes (by fleet position) that may take one pod shape: every node not asked since it
+    last changed, in fleet order. A node that refuses the shape is dropped until it changes, so a
+    scan skips the full part of the fleet: over a replay, each node is asked about a shape once
+    at first and once per change after, however full the fleet is. Positions from `first` on are
+    all candidates; below it, those in `extra` (a heap, with `members` as its set)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.first = 0
+        self.extra: list[int] = []
+        self.members: set[int] = set()
+
+    def add(self, at: int) -> None:
+        """Position `at` is a candidate again."""
+        if at < self.first and at not in self.members:
+            self.members.add(at)
+            heapq.heappush(self.extra, at)
+
+    def pop(self) -> Optional[int]:
+        """The lowest candidate, taken out (None when there is none)."""
+        if self.extra and self.extra[0] < self.first:
+            at = heapq.heappop(self.extra)
+            self.members.discard(at)
+            return at
+        if self.first < self.size:
+            self.first += 1
+            return self.first - 1
+        return None
 
 
 def target_scope(nodes: Sequence[FleetNode]) -> str:
