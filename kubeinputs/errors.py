@@ -163,6 +163,11 @@ def brief(value: Any) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
+def describe(value: Any) -> str:
+    """A value for a message, with its type: `null`, `integer 5`, `string 'x'`, `map {...}` (shortened)."""
+    return "null" if value is None else f"{type_name(value)} {brief(value)}"
+
+
 def expect_int(value: Any, where: str, *, minimum: Optional[int] = None, maximum: Optional[int] = None) -> int:
     """`value` if it is an integer (not a boolean, not a float) within the bounds, else an InputError."""
     if isinstance(value, bool) or not isinstance(value, int):
