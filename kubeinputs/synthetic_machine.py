@@ -9,10 +9,14 @@ benchmarks and what-ifs where no real machine file is at hand.
 """
 from __future__ import annotations
 
+from kubeinputs.errors import expect_int
 from kubeinputs.machine import HugePagesInfo, MachineInfo, Node
 
 LOCAL_DISTANCE = 10
 REMOTE_DISTANCE = 20
+MAX_NUMA_NODES = 64
+UINT64_MAX = (1 << 64) - 1
+MAX_CORES = (1 << 31) - 1  # cadvisor's NumCores is an int
 
 
 def synthetic_machine(
@@ -24,9 +28,16 @@ def synthetic_machine(
     cores_per_node: int = 8,
 ) -> MachineInfo:
     """`numa_nodes` identical nodes of `memory_per_node` bytes, each with the given numbers of 2Mi
-    and 1Gi pages (a page size with 0 pages is left out), distance 10 to itself and 20 elsewhere."""
-    if numa_nodes < 1:
-        raise ValueError("a machine has at least one NUMA node")
+    and 1Gi pages (a page size with 0 pages is left out), distance 10 to itself and 20 elsewhere.
+
+    Arguments are checked first (an InputError, a ValueError, names the one that is wrong): 1 to
+    64 NUMA nodes (kubelet's masks hold ids 0 to 63), byte sizes that fit cadvisor's uint64 for
+    a node and for the machine, at least one core per node."""
+    expect_int(numa_nodes, "numa_nodes", minimum=1, maximum=MAX_NUMA_NODES)
+    expect_int(memory_per_node, "memory_per_node", minimum=1, maximum=UINT64_MAX // numa_nodes)
+    expect_int(hugepages_2mi, "hugepages_2mi", minimum=0, maximum=UINT64_MAX // (2 << 20))
+    expect_int(hugepages_1gi, "hugepages_1gi", minimum=0, maximum=UINT64_MAX // (1 << 30))
+    expect_int(cores_per_node, "cores_per_node", minimum=1, maximum=MAX_CORES // numa_nodes)
     topology = []
     for node_id in range(numa_nodes):
         pages = []

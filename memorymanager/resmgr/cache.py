@@ -163,7 +163,7 @@ class ContainerCache:
             raise PolicyError(f"container cache {path}: expected version {CACHE_VERSION!r} with a list of containers")
         for i, entry in enumerate(doc["containers"]):
             try:
-                c = Container.from_json(entry, f"{path}: containers[{i}]")
+                c = Container.from_json(entry, f"containers[{i}]")
             except InputError as err:
                 raise PolicyError(f"container cache {path}: {err}") from err
             self._containers[c.id] = c
