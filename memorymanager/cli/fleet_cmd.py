@@ -1,7 +1,7 @@
 """`memorymanager fleet`: kubelet's exact admission replayed over a fleet of nodes.
 
     memorymanager fleet FLEET.yaml [--engine local|dask] [--scheduler ADDRESS [--scheduler-timeout S]] [--workers N]
-                        [--threads] [--out DIR] [--progress | --no-progress] [--json]
+                        [--threads] [--out DIR] [--progress | --no-progress] [--json] [--limit NAME=N]
 
 Prints the summary table (or summary.json with --json) and, with --out, writes summary.json
 and report.html there. See docs/fleet.md.
@@ -34,6 +34,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     progress.add_argument("--progress", dest="progress", action="store_true", default=None,
                           help="show a progress bar on stderr (default: when stderr is a terminal)")
     progress.add_argument("--no-progress", dest="progress", action="store_false")
+    from memorymanager.cli.app import add_limit_flag
+
+    add_limit_flag(fleet)
     fleet.set_defaults(handler=run)
 
 

@@ -77,7 +77,9 @@ class FilterAsk:
         trimmed = memory_only(pod)
 
         def requests(container: Container) -> tuple:
-            return tuple(sorted((name, q.value) for name, q in container.resources.requests.items()))
+            # exact amounts as integer pairs: a Fraction's hash is slow, and the key is hashed per node asked
+            return tuple(sorted((name, q.value.numerator, q.value.denominator)
+                                for name, q in container.resources.requests.items()))
 
         qos = get_pod_qos(pod, True)
         key = (qos, tuple((c.is_restartable, requests(c)) for c in trimmed.init_containers),

@@ -231,7 +231,8 @@ class Simulation:
                     best, best_score = node, score
             return best
         ask = FilterAsk.of(pod) if rule == "numa-aware" else None
-        shape = (tuple(sorted(requests.items())), None if ask is None else ask.key)
+        shape = (tuple(sorted((name, amount.numerator, amount.denominator) for name, amount in requests.items())),
+                 None if ask is None else ask.key)
         candidates = self.candidates.pop(shape, None) or Candidates(len(self.nodes))
         self.candidates[shape] = candidates  # most recently used last
         if len(self.candidates) > SHAPES_KEPT:
