@@ -127,7 +127,7 @@ class Container:
 def check_container_id(value: object, where: str) -> str:
     """A container ID (letters, digits, '.', '_', '-'; it names a folder, so no '/' or '..'), else a
     PolicyArgumentError naming `where`."""
-    if not isinstance(value, str) or not _ID.match(value):
+    if not isinstance(value, str) or not _ID.fullmatch(value):
         raise PolicyArgumentError(where, f"expected a container ID (letters, digits, '.', '_', '-'), got {describe(value)}")
     return value
 
@@ -140,7 +140,8 @@ class ContainerCache:
     """
 
     def __init__(self, directory: Optional[str] = None) -> None:
-        if directory is not None and not isinstance(directory, (str, os.PathLike)):
+        if directory is not None and (not isinstance(directory, (str, os.PathLike)) or not os.fspath(directory)
+                                      or "\0" in os.fspath(directory)):
             raise PolicyArgumentError("ContainerCache.directory", f"expected a folder path or None, got "
                                       f"{describe(directory)}")
         self.directory = None if directory is None else os.fspath(directory)

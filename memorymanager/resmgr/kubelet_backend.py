@@ -600,7 +600,7 @@ class KubeletBackend:
                 where = f"{label}: results[{i}] (request {brief(result.request)}, device {brief(result.device)})"
                 if result.driver != self._driver:
                     raise PolicyError(f"{where}: driver {result.driver!r} is not this policy's ({self._driver!r})")
-                m = _DEVICE.match(result.device)
+                m = _DEVICE.fullmatch(result.device)
                 if m is None:
                     raise PolicyError(f"{where}: no such device (devices are memory-numa<N>)")
                 allocations.append(ClaimAllocation(result.request, result.device, int(m.group(1)), CLAIM_RESOURCE,

@@ -493,13 +493,23 @@ def resmgr_calls(draw: Any) -> tuple[tuple[str, list], bool]:
     call = draw(st.sampled_from(sorted(good)))
     args = list(good[call])
     if call == "cache.container_directory":
-        value = draw(st.sampled_from(RESMGR_NASTY + ["../../x", "a/b", ".."]))
-        return (call, [value]), True
+        value = draw(st.one_of(st.sampled_from(RESMGR_NASTY + ["../../x", "a/b", ".."]), st.text(max_size=20)))
+        return (call, [value]), not _is_container_id(value)
     i = draw(st.integers(0, len(args) - 1))
-    value = draw(st.sampled_from(RESMGR_NASTY))
+    value = draw(st.one_of(st.sampled_from(RESMGR_NASTY), st.text(max_size=20), st.integers(),
+                           st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.none(), max_size=2)))
     ok = _takes(call, i, value)
     args[i] = value
     return (call, args), not ok
+
+
+def _is_container_id(value: Any) -> bool:
+    """The oracle of a container ID: ASCII letters and digits, then also '.', '_', '-'; 1 to 253."""
+    import string
+
+    first, rest = string.ascii_letters + string.digits, string.ascii_letters + string.digits + "._-"
+    return (isinstance(value, str) and 1 <= len(value) <= 253 and value[0] in first
+            and all(ch in rest for ch in value))
 
 
 def _takes(call: str, i: int, value: Any) -> bool:
@@ -523,6 +533,8 @@ def _takes(call: str, i: int, value: Any) -> bool:
         return isinstance(value, (list, tuple)) and not value
     if call in ("release_claim", "cache.lookup", "cache.delete"):
         return is_str
+    if call == "allocate_claim" and i == 1:
+        return isinstance(value, (list, tuple)) and not value  # a claim with no results reserves nothing
     return False
 
 

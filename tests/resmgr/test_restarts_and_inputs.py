@@ -146,6 +146,8 @@ WRONG_VALUES = {
     "Container(started='yes')": (lambda: r.Container("x-app", pod("x"), "app", started="yes"), "container.started"),
     "Container(pod=None)": (lambda: r.Container("x-app", None, "app"), "container.pod"),
     "ContainerCache(5)": (lambda: r.ContainerCache(5), "ContainerCache.directory"),
+    "ContainerCache('')": (lambda: r.ContainerCache(""), "ContainerCache.directory"),  # was: ./cache
+    "Container('a\\n')": (lambda: r.Container("a\n", pod("x"), "app"), "container.id"),  # was: a folder "a\n"
     "new_policy(None)": (lambda: r.new_policy(None, r.ContainerCache()), "new_policy: backend"),
     "new_policy(cache=dict)": (lambda: r.new_policy(r.KubeletBackend(), {}), "new_policy: cache"),
 }
@@ -166,6 +168,14 @@ def test_a_device_name_with_300_digits_is_no_device(tmp_path) -> None:
     with pytest.raises(r.PolicyError, match=r"no such device \(devices are memory-numa<N>\)") as caught:
         policy.allocate_claim(claim("d"), [odd])
     assert len(str(caught.value)) < 600
+
+
+def test_a_device_name_with_a_trailing_newline_is_no_device(tmp_path) -> None:
+    policy, _ = make_policy(str(tmp_path))
+    odd = r.DeviceRequestAllocationResult("mem", r.DEFAULT_DRIVER, "pool0", "memory-numa0\n",
+                                          {"size": Quantity.from_int(GI)})
+    with pytest.raises(r.PolicyError, match="no such device"):
+        policy.allocate_claim(claim("d"), [odd])
 
 
 def test_many_lost_claims_are_reserved_again_at_start(tmp_path) -> None:
