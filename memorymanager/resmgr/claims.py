@@ -16,7 +16,7 @@ from kubeinputs.errors import brief, describe
 from memorymanager.resmgr.durable import read_json, write_json
 from memorymanager.resmgr.types import ContainerEdits, PolicyError
 
-MAX_NUMA_ID = 63  # kubelet's NUMA masks hold ids 0 to 63
+MAX_NUMA_ID = (1 << 31) - 1  # a machine's NUMA ids (cadvisor's node_id is an int32)
 INT64_MAX = (1 << 63) - 1
 
 CLAIMS_FILE = "claims.json"
@@ -90,8 +90,8 @@ class ClaimRecord:
         raw_allocations, raw_edits = doc.get("allocations"), doc.get("edits")
         if not isinstance(raw_allocations, list):
             raise bad("allocations", "a list", raw_allocations)
-        if not isinstance(raw_edits, list) or len(raw_edits) != len(raw_allocations):
-            raise bad("edits", f"a list of {len(raw_allocations)} edits (one per allocation)", raw_edits)
+        if not isinstance(raw_edits, list):
+            raise bad("edits", "a list", raw_edits)
         allocations = []
         for i, a in enumerate(raw_allocations):
             path = f"allocations[{i}]"
@@ -100,7 +100,7 @@ class ClaimRecord:
             allocations.append(ClaimAllocation(text(a, "request", f"{path}.request"), text(a, "device", f"{path}.device"),
                                                whole(a, "numaNode", f"{path}.numaNode", 0, MAX_NUMA_ID),
                                                text(a, "resource", f"{path}.resource", empty=False),
-                                               whole(a, "size", f"{path}.size", 1, INT64_MAX)))
+                                               whole(a, "size", f"{path}.size", 0, INT64_MAX)))
         edits = []
         for i, e in enumerate(raw_edits):
             env = e.get("env") if isinstance(e, Mapping) else None
