@@ -1,6 +1,8 @@
 """B7: the fleet simulation at scale: 1,000 nodes (2-, 4- and 8-NUMA groups) and a bound
 trace of 100,000 pod events, on the local engine with 1 and 2 worker processes and on Dask
-(a LocalCluster of 2 single-threaded worker processes).
+(a LocalCluster of 2 single-threaded worker processes); then the numa-aware rule on the same
+trace, bound (the filter asked before each admission) and unbound (the filter places every pod),
+with the rate over the first and the last tenth of the events.
 
 Events per second count the replay (nodes built, events applied, results folded), not the
 reading of the trace file, which is timed on its own. Peak memory is the largest summed
@@ -25,8 +27,10 @@ from benchmarks.timing import Row
 GROUPS = (("duo", 2, 500), ("quad", 4, 350), ("octo", 8, 150))  # name, NUMA nodes, share per 1,000
 
 
-def write_fleet(folder: str, nodes: int, events: int, seed: int = 7) -> str:
-    """A fleet file and its bound trace in `folder`; the fleet file's path."""
+def write_fleet(folder: str, nodes: int, events: int, seed: int = 7, placement: str = "first-fit",
+                bound: bool = True) -> str:
+    """A fleet file and its trace in `folder` (bound: every add names its node; else the placement
+    rule places it); the fleet file's path."""
     rng = random.Random(seed)
     groups = [(name, numa, max(1, nodes * share // 1000)) for name, numa, share in GROUPS]
     kubelet = ("{memoryManagerPolicy: Static, topologyManagerPolicy: single-numa-node, "
@@ -35,7 +39,7 @@ def write_fleet(folder: str, nodes: int, events: int, seed: int = 7) -> str:
     for name, numa, count in groups:
         lines += [f"- name: {name}", f"  count: {count}",
                   f"  machine: {{numaNodes: {numa}, memoryPerNode: 16Gi, coresPerNode: 16}}", f"  kubelet: {kubelet}"]
-    lines += ["trace: trace.jsonl", "placement: first-fit"]
+    lines += ["trace: trace.jsonl", f"placement: {placement}"]
     with open(os.path.join(folder, "fleet.yaml"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     names = [f"{name}-{i}" for name, _, count in groups for i in range(count)]
@@ -52,7 +56,8 @@ def write_fleet(folder: str, nodes: int, events: int, seed: int = 7) -> str:
             cpu = rng.choice(("1", "2", "4"))
             manifest = {"metadata": {"name": pod},
                         "spec": {"containers": [{"name": "app", "resources": {"limits": {"cpu": cpu, "memory": memory}}}]}}
-            fh.write(json.dumps({"time": t, "add": manifest, "nodeName": node}) + "\n")
+            event = {"time": t, "add": manifest, "nodeName": node} if bound else {"time": t, "add": manifest}
+            fh.write(json.dumps(event) + "\n")
             active[node].append(pod)
     return os.path.join(folder, "fleet.yaml")
 
@@ -125,7 +130,42 @@ def run(quick: bool = False) -> list[Row]:
                             f"{elapsed:.1f} s, peak memory {peak / (1 << 20):,.0f} MiB"))
         same = all(t == texts[0] for t in texts)
         rows[-1].note += "; summaries identical" if same else "; SUMMARIES DIFFER"
+        for label, bound in (("numa-aware, bound, local 1 worker", True), ("numa-aware, unbound, local 1 worker", False)):
+            sub = os.path.join(folder, "bound" if bound else "unbound")
+            os.mkdir(sub)
+            rows.append(_numa_aware_row(case, label, load_fleet(write_fleet(sub, nodes, events, placement="numa-aware",
+                                                                              bound=bound))))
     return rows
+
+
+def _numa_aware_row(case: str, label: str, spec: object) -> Row:
+    """Events/s of one numa-aware replay, with the rate over its first and last tenth of events (equal
+    when the per-event cost does not grow as the fleet fills)."""
+    from memorymanager.fleet.engines import execute
+    from memorymanager.fleet.trace import load_trace
+
+    trace = load_trace(spec.trace, spec.templates, spec.node_names())  # type: ignore[attr-defined]
+    marks: list[tuple[int, float]] = []
+    done = 0
+
+    def progress(events: int) -> None:
+        nonlocal done
+        done += events
+        marks.append((done, time.perf_counter()))
+
+    start = time.perf_counter()
+    marks.append((0, start))
+    elapsed, peak, _ = _timed(lambda: str(execute(spec, trace, progress=progress)))  # type: ignore[arg-type]
+    tenth = len(trace) // 10
+
+    def rate(lo: int, hi: int) -> float:
+        a = min(marks, key=lambda m: abs(m[0] - lo))
+        b = min(marks, key=lambda m: abs(m[0] - hi))
+        return (b[0] - a[0]) / max(b[1] - a[1], 1e-9)
+
+    return Row("B7", case, label, len(trace) / elapsed, "ops/s",
+               f"{elapsed:.1f} s, peak memory {peak / (1 << 20):,.0f} MiB; first tenth {rate(0, tenth):,.0f}/s, "
+               f"last tenth {rate(len(trace) - tenth, len(trace)):,.0f}/s")
 
 
 if __name__ == "__main__":

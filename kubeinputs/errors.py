@@ -175,8 +175,18 @@ def brief(value: Any) -> str:
     """repr() of a value for a message, integers of any length and long values shortened."""
     if isinstance(value, int) and not isinstance(value, bool):
         return show_int(value)
-    text = repr(value)
+    if isinstance(value, (list, tuple, dict)) and len(value) > 50:
+        return f"of {len(value):,} items"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - nested past the recursion limit, or a repr that raises
+        return "(not shown)"
     return text if len(text) <= 200 else text[:200] + "..."
+
+
+def describe(value: Any) -> str:
+    """A value for a message, with its type: `null`, `integer 5`, `string 'x'`, `map {...}` (shortened)."""
+    return "null" if value is None else f"{type_name(value)} {brief(value)}"
 
 
 def expect_int(value: Any, where: str, *, minimum: Optional[int] = None, maximum: Optional[int] = None) -> int:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
+from kubeinputs.collector import collector_paused
 from kubeinputs.gotypes import GoInt, GoMap, GoPtr, GoSlice, GoString, GoStruct, GoType, GoUint
 
 MAX_NESTING_DEPTH = 10000
@@ -469,26 +470,42 @@ def _refuse_constant(name: str) -> Any:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _node(value: Any) -> Node:
-    """The Node of a value the C decoder produced (objects are Nodes already)."""
+def _same(text: str) -> str:
+    """A string as it is (the `fix` of a text without surrogates)."""
+    return text
+
+
+def _node(value: Any, fix: Callable[[str], str] = _same) -> Node:
+    """The Node of a value the C decoder produced (objects are Nodes already); `fix` turns the
+    lone surrogates of strings into U+FFFD (the identity when the text has none)."""
     if isinstance(value, Node):
         return value
     if isinstance(value, _Number):
         return Node("number", str(value))
     if isinstance(value, str):
         # Go decodes a lone surrogate escape as U+FFFD; Python keeps the surrogate
-        return Node("string", _LONE_SURROGATE.sub("\ufffd", value))
+        return Node("string", fix(value))
     if value is True:
         return Node("true", True)
     if value is False:
         return Node("false", False)
     if value is None:
         return Node("null", None)
-    return Node("array", [_node(v) for v in value])
+    return Node("array", [_node(v, fix) for v in value])
+
+
+def _no_surrogate(text: str) -> str:
+    """Lone surrogates as U+FFFD, as Go decodes them."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _object(pairs: list) -> Node:
-    return Node("object", [(_LONE_SURROGATE.sub("\ufffd", k), _node(v)) for k, v in pairs])
+    return Node("object", [(_no_surrogate(k), _node(v, _no_surrogate)) for k, v in pairs])
+
+
+def _plain_object(pairs: list) -> Node:
+    """`_object` for a text without any surrogate (the common case: no per-string regex)."""
+    return Node("object", [(k, _node(v)) for k, v in pairs])
 
 
 def _fast_tree(data: bytes) -> Optional[Node]:
@@ -500,8 +517,11 @@ def _fast_tree(data: bytes) -> Optional[Node]:
     try:
         # each invalid byte becomes one lone surrogate, then U+FFFD as Go's decoder makes it (one per byte)
         text = data.decode("utf-8", errors="surrogateescape")
-        return _node(json.loads(text, object_pairs_hook=_object, parse_int=_Number, parse_float=_Number,
-                                parse_constant=_refuse_constant))
+        # a surrogate comes only from an invalid byte or a \\u escape: with neither, no string needs fixing
+        plain = "\\u" not in text and _LONE_SURROGATE.search(text) is None
+        return _node(json.loads(text, object_pairs_hook=_plain_object if plain else _object, parse_int=_Number,
+                                parse_float=_Number, parse_constant=_refuse_constant),
+                     _same if plain else _no_surrogate)
     except (ValueError, RecursionError):
         return None
 
@@ -619,6 +639,7 @@ class _Decoder:
         self.struct: Optional[GoStruct] = None
         self.fields: list[str] = []
         self.stale: dict[int, tuple[list, list]] = {}  # id(list) -> (list, elements between len and cap)
+        self.names: dict[int, tuple[dict, dict]] = {}  # id(struct type) -> its field names (field_names)
 
     def save(self, value: str, type_string: str) -> None:
         """Keep the first type error, with Go's struct and field path context."""
@@ -681,12 +702,21 @@ class _Decoder:
             return current
         raise TypeError(f"unsupported Go type {gotype!r}")  # pragma: no cover
 
+    def field_names(self, gotype: GoStruct) -> tuple[dict, dict]:
+        """(exact JSON name -> field, folded name -> first field of that name) of a struct, built
+        once per decoding (a checkpoint decodes the same few structs thousands of times)."""
+        names = self.names.get(id(gotype))
+        if names is None:
+            exact = {f.json_name: f for f in gotype.json_fields()}
+            folded: dict[str, Any] = {}
+            for f in gotype.json_fields():
+                folded.setdefault(_go_fold(f.json_name), f)
+            names = self.names[id(gotype)] = (exact, folded)
+        return names
+
     def struct_object(self, node: Node, gotype: GoStruct, obj: Any) -> None:
         """Decode an object into a struct: exact then case-folded names, unknown keys skipped."""
-        exact = {f.json_name: f for f in gotype.json_fields()}
-        folded: dict[str, Any] = {}
-        for f in gotype.json_fields():
-            folded.setdefault(_go_fold(f.json_name), f)
+        exact, folded = self.field_names(gotype)
         saved_struct, depth = self.struct, len(self.fields)
         for key, member in node.value:
             f = exact.get(key) or folded.get(_go_fold(key))
@@ -755,7 +785,7 @@ def _parse_integer(text: str, signed: bool) -> Optional[int]:
     digits = text
     if signed and digits[:1] in ("+", "-"):
         digits = digits[1:]
-    if not digits or len(digits) > 20 or not all("0" <= ch <= "9" for ch in digits):
+    if not digits or len(digits) > 20 or not (digits.isascii() and digits.isdigit()):
         return None  # past 20 digits no value fits 64 bits (and Python's int() refuses 4,300)
     value = int(text)
     if signed:
@@ -769,9 +799,10 @@ def unmarshal(data: bytes, target: Any, gotype: GoStruct) -> None:
     Raises JSONSyntaxError before touching `target` when the bytes are not JSON, or the first
     UnmarshalTypeError after the whole document was decoded (other fields are still set).
     """
-    root = parse(data)
-    decoder = _Decoder()
-    decoder.value(root, gotype, target)
+    with collector_paused():  # millions of small acyclic objects: see kubeinputs.collector
+        root = parse(data)
+        decoder = _Decoder()
+        decoder.value(root, gotype, target)
     if decoder.saved is not None:
         raise decoder.saved
 

@@ -27,7 +27,11 @@ def synthetic_machine(
     cores_per_node: int = 8,
 ) -> MachineInfo:
     """`numa_nodes` identical nodes of `memory_per_node` bytes, each with the given numbers of 2Mi
-    and 1Gi pages (a page size with 0 pages is left out), distance 10 to itself and 20 elsewhere."""
+    and 1Gi pages (a page size with 0 pages is left out), distance 10 to itself and 20 elsewhere.
+
+    Arguments are checked first (an InputError, a ValueError, names the one that is wrong): 1 to
+    64 NUMA nodes (kubelet's masks hold ids 0 to 63), integer sizes from 0 that fit cadvisor's
+    uint64 for a node and for the machine, hugepages no larger than the node's memory."""
     _check_sizes(numa_nodes, memory_per_node, hugepages_2mi, hugepages_1gi, cores_per_node)
     topology = []
     for node_id in range(numa_nodes):

@@ -89,6 +89,83 @@ class FileOps:
         return os.listdir(path)
 
 
+def read_checkpoint_file(path: str) -> bytes | None:
+    """The bytes of a checkpoint file a tool reads (never writes), None when nothing is there.
+
+    What is there but is no readable checkpoint is an InputError naming the path, worded as
+    `checkpoint inspect|verify` word it: a folder, a FIFO (never opened), a file past the
+    max_checkpoint_bytes limit (also a symbolic link to /dev/zero or /dev/urandom), a symbolic
+    link loop, a permission problem. A dangling symbolic link is nothing there, as for kubelet."""
+    from kubeinputs.limits import read_bytes
+
+    try:
+        return read_bytes(path, limit_name="max_checkpoint_bytes")
+    except InputError as err:
+        raise InputError("", err.reason, path) from None
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise InputError("", "is a directory, not a checkpoint file", path) from None
+    except OSError as err:
+        raise InputError("", f"cannot read: {err.strerror or err}", path) from None
+
+
+class MemoryFileOps(FileOps):
+    """FileOps over a dict of path -> bytes: a checkpoint store that never touches the disk (explain
+    --node reads a live node's checkpoint into it, and the simulated kubelet writes back into it)."""
+
+    def __init__(self, files: dict[str, bytes] | None = None) -> None:
+        self.files: dict[str, bytes] = dict(files or {})
+        self._open: dict[int, tuple[str, bytearray]] = {}
+
+    def mkdir_all(self, path: str) -> None:
+        """Nothing: folders are implied by the paths."""
+
+    def create_temp(self, directory: str, prefix: str) -> tuple[int, str]:
+        """A new in-memory file with a unique name."""
+        fd = len(self._open) + 1
+        while fd in self._open:
+            fd += 1
+        path = os.path.join(directory, f"{prefix}memory-{fd}")
+        self._open[fd] = (path, bytearray())
+        return fd, path
+
+    def write(self, fd: int, data: bytes) -> int:
+        """Append to the open file."""
+        self._open[fd][1].extend(data)
+        return len(data)
+
+    def fsync(self, fd: int) -> None:
+        """Nothing."""
+
+    def close(self, fd: int) -> None:
+        """The file's bytes become readable under its name."""
+        path, data = self._open.pop(fd)
+        self.files[path] = bytes(data)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Move the bytes to the new name."""
+        self.files[dst] = self.files.pop(src)
+
+    def fsync_dir(self, directory: str) -> None:
+        """Nothing."""
+
+    def remove(self, path: str) -> None:
+        """Forget a file (FileNotFoundError when there is none)."""
+        if self.files.pop(path, None) is None:
+            raise FileNotFoundError(2, "No such file or directory", path)
+
+    def read_file(self, path: str) -> bytes:
+        """A file's bytes (FileNotFoundError when there is none)."""
+        if path not in self.files:
+            raise FileNotFoundError(2, "No such file or directory", path)
+        return self.files[path]
+
+    def list_dir(self, path: str) -> list[str]:
+        """The names of the files directly in a folder."""
+        return sorted(os.path.basename(p) for p in self.files if os.path.dirname(p) == path)
+
+
 class NoSyncFileOps(FileOps):
     """FileOps without the fsyncs, for a throwaway folder (the runner's default temporary state
     folder, deleted after its scenario): writes stay atomic (temporary file, then rename), only the

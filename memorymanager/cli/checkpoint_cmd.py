@@ -28,18 +28,15 @@ RESOURCE_COLUMNS = (("total", "total"), ("systemReserved", "systemReserved"), ("
 def _read(path: str) -> tuple[Optional[bytes], Optional[str]]:
     """The file's bytes, or a one-line reason why it cannot be read."""
     from kubeinputs.errors import InputError
-    from kubeinputs.limits import read_bytes
+    from state.checkpoint_manager import read_checkpoint_file
 
     try:
-        return read_bytes(path, limit_name="max_checkpoint_bytes"), None
+        blob = read_checkpoint_file(path)
     except InputError as err:
         return None, f"{path}: {err.reason}"
-    except FileNotFoundError:
+    if blob is None:
         return None, f"{path}: no such file (kubelet would start with an empty state and create it)"
-    except IsADirectoryError:
-        return None, f"{path}: is a directory, not a checkpoint file"
-    except OSError as err:
-        return None, f"{path}: cannot read: {err.strerror or err}"
+    return blob, None
 
 
 def apparent_format(cp3: CheckpointV3, blob: bytes) -> str:

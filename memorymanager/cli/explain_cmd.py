@@ -15,6 +15,7 @@ Exit 0 on success; 2 on bad input (the message names the file, the path and the 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Optional, TextIO
 
@@ -152,6 +153,29 @@ def _usage(args: argparse.Namespace) -> Optional[str]:
     return None
 
 
+def _inside(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or below it (both already resolved)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def output_reads_back(args: argparse.Namespace) -> Optional[str]:
+    """Why `-o` may not be written with `--node` (None when it may): explain --node never writes
+    under the root it reads. Under `--node /` (this machine) that is what is read there: the
+    sysfs tree, kubelet's folder, and the configuration, pod and hints files."""
+    if args.node is None or args.output is None:
+        return None
+    target = os.path.realpath(args.output)
+    root = os.path.realpath(args.node)
+    if root != os.path.realpath(os.sep):
+        return f"it is under the node root {args.node} being read" if _inside(target, root) else None
+    read = [os.path.join(root, "sys"), os.path.join(root, "var", "lib", "kubelet")]
+    read += [os.path.realpath(p) for p in (args.path, args.kubelet_config, args.hints) if p]
+    for folder in read:
+        if _inside(target, folder):
+            return f"it is under {folder}, which is read"
+    return None
+
+
 def run(args: argparse.Namespace, out: TextIO, err: Optional[TextIO] = None) -> int:
     """Carry out `explain`; bad input prints one line and exits 2."""
     from kubeinputs.errors import InputError
@@ -160,6 +184,10 @@ def run(args: argparse.Namespace, out: TextIO, err: Optional[TextIO] = None) -> 
     problem = _start_usage(args) if args.start else _usage(args)
     if problem is not None:
         print(f"memorymanager: error: {problem}", file=err)
+        return 2
+    refused = output_reads_back(args)
+    if refused is not None:
+        print(f"memorymanager: error: -o {args.output}: not written: {refused}", file=err)
         return 2
     color = args.output is None and args.format == "text" and hasattr(out, "isatty") and out.isatty()
     try:

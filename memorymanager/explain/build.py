@@ -38,19 +38,21 @@ from memorymanager.node.render import assignments_to_obj, machine_state_to_obj
 
 
 def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[Any] = None, op: str = "admit",
-                keep: Optional[dict] = None, what_if: bool = False) -> Explanation:
+                keep: Optional[dict] = None, what_if: bool = False, *, disposable: bool = False) -> Explanation:
     """The explanation of admitting `pod` (op `admit`) or of its hints (op `hints`) on `node`.
 
     `extra` is the other providers' hint provider for the admission (as `SimulatedNode.admit`
-    takes it). The node is not changed. `keep`, when given, receives the copy's machine state
-    and assignments after the admission (`machine_state`, `entries`, checkpoint shapes), for
-    drawing it. `what_if` adds part 6 (what would make a refused pod fit, or the headroom left),
-    each answer checked on further copies of the node.
+    takes it). The node is not changed, unless it is `disposable` (built for this one
+    explanation and dropped after it: it is then used as it is, without the copy, except under
+    `what_if`, whose answers are checked on copies of the node as it was). `keep`, when given,
+    receives the copy's machine state and assignments after the admission (`machine_state`,
+    `entries`, checkpoint shapes), for drawing it. `what_if` adds part 6 (what would make a
+    refused pod fit, or the headroom left), each answer checked on further copies of the node.
     """
     if not node.running:
         why = f" (start failed: {node.start_error})" if node.start_error else ""
         return Explanation(op=op, error=f"the node is not running{why}")
-    trial = fork_in_memory(node)
+    trial = node if disposable and not what_if else fork_in_memory(node)
     tap = ManagerTap(trial.memory_manager)
     scope = trial.topology_manager.scope
     policy_tap = PolicyTap(scope.policy)

@@ -3,20 +3,20 @@
 The node is read from under ROOT as kubelet and cadvisor see it: the machine from
 `ROOT/sys/devices/system/node`, the kubelet configuration from
 `ROOT/var/lib/kubelet/config.yaml` (or a given file), the memory manager's state from
-`ROOT/var/lib/kubelet/memory_manager_state`. The checkpoint is copied into a temporary
-folder before the simulated kubelet starts, so nothing under ROOT is ever written. The
-pods of the checkpoint count as running (otherwise kubelet's stale-state cleanup would drop
-them); their names are not in the checkpoint, so they are shown by UID.
+`ROOT/var/lib/kubelet/memory_manager_state`. The checkpoint is read once, through the reader
+of `checkpoint inspect|verify` (a folder, a FIFO, a device or a symbolic link loop in its
+place is refused as they refuse it), into an in-memory file store: the simulated kubelet
+restores it from there and writes there, so nothing under ROOT, nor any temporary folder,
+is ever written. The pods of the checkpoint count as running (otherwise kubelet's
+stale-state cleanup would drop them); their names are not in the checkpoint, so they are
+shown by UID.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from state import CHECKPOINT_FILE_NAME
 from pathlib import Path
 from typing import Optional
 
+from kubeinputs.collector import collector_paused
 from kubeinputs.errors import InputError
 from kubeinputs.kubelet_config import load_kubelet_config_file
 from kubeinputs.pod import Container, Pod, load_pod_file
@@ -26,7 +26,9 @@ from memorymanager.explain.build import explain_pod
 from memorymanager.explain.model import Explanation
 from memorymanager.node.api import hint_provider
 from memorymanager.node.simulated_node import KubeletStartError, SimulatedNode
-
+from state import CHECKPOINT_FILE_NAME
+from state.checkpoint_manager import MemoryFileOps, read_checkpoint_file
+from state.state import StateReader
 
 
 def kubelet_paths(root: str) -> tuple[Path, Path, Path]:
@@ -35,32 +37,30 @@ def kubelet_paths(root: str) -> tuple[Path, Path, Path]:
     return base / "sys", base / "var" / "lib" / "kubelet" / "config.yaml", base / "var" / "lib" / "kubelet" / CHECKPOINT_FILE_NAME
 
 
-def checkpoint_pods(path: Path) -> list[Pod]:
-    """The pods (by UID, with their container names) the checkpoint holds memory for."""
-    from state.checkpoint import read_checkpoint
-    from state.checkpoint_errors import CheckpointError
-    from kubeinputs.gojson import GoJSONError
-
-    try:
-        from kubeinputs.limits import read_bytes
-
-        loaded = read_checkpoint(read_bytes(path, limit_name="max_checkpoint_bytes"))
-    except InputError:
-        raise
-    except (CheckpointError, GoJSONError) as exc:
-        raise InputError(str(path), f"kubelet could not load this checkpoint: {exc}") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror}") from None
-    pods: dict[str, Pod] = {}
-    for uid, containers in (loaded.entries or {}).items():
-        pods[uid] = Pod(name=uid, uid=uid, containers=[Container(name=name) for name in (containers or {})])
-    for uid in (loaded.pod_entries or {}):
+def checkpoint_pods(state: StateReader) -> list[Pod]:
+    """The pods (by UID, with their container names) the restored state holds memory for."""
+    pods = {uid: Pod(name=uid, uid=uid, containers=[Container(name=name) for name in containers])
+            for uid, containers in state.get_memory_assignments().items()}
+    for uid in state.get_pod_memory_assignments():
         pods.setdefault(uid, Pod(name=uid, uid=uid))
     return list(pods.values())
 
 
-def open_live_node(root: str, kubelet_config: Optional[str], state_dir: str) -> SimulatedNode:
-    """A started simulated node for the node under ROOT, its checkpoint copied into `state_dir`."""
+def _load_error(path: Path, blob: bytes) -> Optional[InputError]:
+    """kubelet's reason for not loading the checkpoint bytes, or None when they load."""
+    from kubeinputs.gojson import GoJSONError
+    from state.checkpoint import read_checkpoint
+    from state.checkpoint_errors import CheckpointError
+
+    try:
+        read_checkpoint(blob)
+    except (CheckpointError, GoJSONError) as exc:
+        return InputError(str(path), f"kubelet could not load this checkpoint: {exc}")
+    return None
+
+
+def open_live_node(root: str, kubelet_config: Optional[str]) -> SimulatedNode:
+    """A started simulated node for the node under ROOT, its checkpoint held in memory."""
     sysfs, default_config, checkpoint = kubelet_paths(root)
     if not Path(root).is_dir():
         raise InputError(root, "no such folder (--node takes the root of a node's file system, / for this machine)")
@@ -69,17 +69,18 @@ def open_live_node(root: str, kubelet_config: Optional[str], state_dir: str) -> 
     if not config_path.is_file():
         raise InputError(str(config_path), "no kubelet configuration file here (give one with --kubelet-config)")
     config = load_kubelet_config_file(str(config_path))
-    pods: list[Pod] = []
-    if checkpoint.is_file():
-        pods = checkpoint_pods(checkpoint)
-        shutil.copyfile(checkpoint, os.path.join(state_dir, CHECKPOINT_FILE_NAME))
-    node = SimulatedNode(machine, config, state_dir)
-    node.assume_running(pods)
+    blob = read_checkpoint_file(str(checkpoint))
+    node = SimulatedNode(machine, config, str(checkpoint.parent))
+    node.file_ops = MemoryFileOps({} if blob is None else {str(checkpoint): blob})
     try:
         node.start()
     except KubeletStartError as exc:
-        raise InputError(str(checkpoint if checkpoint.is_file() else config_path),
+        problem = None if blob is None else _load_error(checkpoint, blob)
+        if problem is not None:
+            raise problem from None
+        raise InputError(str(checkpoint if blob is not None else config_path),
                          f"kubelet would not start with this machine, configuration and state: {exc}") from None
+    node.assume_running(checkpoint_pods(node.state()))
     return node
 
 
@@ -91,9 +92,8 @@ def explain_on_node(root: str, pod_path: str, kubelet_config: Optional[str] = No
     adds part 6."""
     pod = load_pod_file(pod_path)
     hints = load_file(hints_path) if hints_path is not None else None
-    state_dir = tempfile.mkdtemp(prefix="memorymanager-live-")
-    try:
-        node = open_live_node(root, kubelet_config, state_dir)
+    with collector_paused():  # a node of 50,000 containers: see kubeinputs.collector
+        node = open_live_node(root, kubelet_config)
         extra = None
         if hints_path is not None:  # their shape is the node's topologyManagerScope's
             try:
@@ -102,6 +102,4 @@ def explain_on_node(root: str, pod_path: str, kubelet_config: Optional[str] = No
                 raise InputError(f"{hints_path}: {exc.where}", exc.reason) from None
         if keep is not None:
             keep["names"] = {p.uid: p.name for p in node.active_pods()} | {pod.uid: pod.name}
-        return explain_pod(node, pod, extra, "admit", keep, what_if)
-    finally:
-        shutil.rmtree(state_dir, ignore_errors=True)
+        return explain_pod(node, pod, extra, "admit", keep, what_if, disposable=True)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import shutil
+import tempfile
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from memorymanager.fleet.simulate import Progress, TaskResult, run_nodes
 from memorymanager.fleet.spec import FleetSpec
@@ -126,24 +128,40 @@ def _run_inherited(index: int) -> TaskResult:
     return run_task(_INHERITED[index])
 
 
+SCHEDULER_TIMEOUT = 10.0  # seconds to reach a --scheduler and to see a worker there
+
+
 def run_dask(tasks: Sequence[Task], workers: int, scheduler: Optional[str] = None, processes: bool = True,
-             progress: Optional[Progress] = None) -> list[TaskResult]:
+             progress: Optional[Progress] = None, timeout: float = SCHEDULER_TIMEOUT) -> list[TaskResult]:
     """On a Dask cluster: a LocalCluster of `workers` single-threaded workers (processes or
-    threads), or the scheduler at `scheduler`."""
+    threads), or the scheduler at `scheduler`, which must answer and have a worker within
+    `timeout` seconds. Dask's scratch space (and its lock files, which Dask leaves behind) goes
+    to a private temporary folder, removed afterwards, not to $TMPDIR."""
     try:
-        from distributed import Client, LocalCluster, as_completed
+        import dask
+        import distributed  # noqa: F401 - only to know it is there
     except ImportError:
         raise EngineError("the dask engine needs dask.distributed: pip install 'memorymanager[fleet]'") from None
+    scratch = tempfile.mkdtemp(prefix="memorymanager-dask-")
+    try:
+        with dask.config.set({"temporary-directory": scratch}):
+            return _run_on_dask(tasks, workers, scheduler, processes, progress, timeout, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_on_dask(tasks: Sequence[Task], workers: int, scheduler: Optional[str], processes: bool,
+                 progress: Optional[Progress], timeout: float, scratch: str) -> list[TaskResult]:
+    """`run_dask` with its scratch folder."""
+    from distributed import Client, LocalCluster, as_completed
+
     cluster = None
     try:
         if scheduler:
-            try:
-                client = Client(scheduler, timeout="10s")
-            except (OSError, TimeoutError) as exc:
-                raise EngineError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+            client = _connect(Client, scheduler, timeout)
         else:
             cluster = LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=processes,
-                                   dashboard_address=":0", silence_logs=40)
+                                   dashboard_address=":0", silence_logs=40, local_directory=scratch)
             client = Client(cluster)
         with client:
             # the tasks travel as data (scattered), not inside the task graph
@@ -159,6 +177,30 @@ def run_dask(tasks: Sequence[Task], workers: int, scheduler: Optional[str] = Non
     return list(results)
 
 
+def _connect(client_class: type, scheduler: str, timeout: float) -> Any:
+    """A client of the scheduler at `scheduler` that has at least one worker; an EngineError naming
+    the address and what went wrong otherwise (nothing listening, not a Dask scheduler, a bad
+    address, no worker within the timeout)."""
+    where = f"the Dask scheduler at {scheduler}"
+    try:
+        client = client_class(scheduler, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise EngineError(f"cannot reach {where} within {timeout:g} s: {exc}") from None
+    except MemoryError:  # a peer that answers something else: its first bytes read as a frame length
+        raise EngineError(f"cannot reach {where}: what answers there is not a Dask scheduler") from None
+    except (ValueError, TypeError) as exc:
+        raise EngineError(f"cannot reach {where}: not a scheduler address ({exc}); "
+                          "expected tcp://HOST:PORT") from None
+    except Exception as exc:  # noqa: BLE001 - whatever else the client raises, worded and named
+        raise EngineError(f"cannot reach {where}: {type(exc).__name__}: {exc}") from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError):
+        client.close()
+        raise EngineError(f"{where} has no worker (none joined within {timeout:g} s)") from None
+    return client
+
+
 def chunk_count(engine: str, workers: int) -> int:
     """How many node chunks a bound trace is cut into (more than workers, for balance)."""
     return max(1, workers) * CHUNKS_PER_WORKER if (workers > 1 or engine == "dask") else 1
@@ -166,15 +208,15 @@ def chunk_count(engine: str, workers: int) -> int:
 
 def execute(spec: FleetSpec, events: Sequence[Event], *, engine: str = "local", workers: int = 1,
             scheduler: Optional[str] = None, processes: bool = True,
-            progress: Optional[Progress] = None) -> list[TaskResult]:
-    """Plan and run; the task results in plan order."""
+            progress: Optional[Progress] = None, timeout: float = SCHEDULER_TIMEOUT) -> list[TaskResult]:
+    """Plan and run; the task results in plan order (`timeout`: for `scheduler`)."""
     if engine not in ENGINES:
         raise EngineError(f"unknown engine {engine!r}; expected one of: {', '.join(ENGINES)}")
     if workers < 1:
         raise EngineError("--workers must be at least 1")
     tasks = plan(spec, events, chunk_count(engine, workers))
     if engine == "dask":
-        return run_dask(tasks, workers, scheduler, processes, progress)
+        return run_dask(tasks, workers, scheduler, processes, progress, timeout)
     return run_local(tasks, workers, progress)
 
 

@@ -16,6 +16,9 @@ from typing import Mapping, Optional
 from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, node_capacity
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Container, Pod, ResourceRequirements, aggregate_container_resources
+from kubeinputs.qos import get_pod_qos
+from memorymanager.fleet.nrt_filter import filter_pod
+from memorymanager.fleet.nrt_view import NodeNRT
 from memorymanager.node.api import Admission, Node
 
 MAX_PODS = 110
@@ -59,6 +62,31 @@ def memory_only(pod: Pod) -> Pod:
                    resources=None if pod.resources is None else keep(pod.resources))
 
 
+@dataclass(frozen=True)
+class FilterAsk:
+    """What the numa-aware filter is asked about one pod, worked out once per pod: the pod with
+    memory and hugepages requests only, its QoS class, and a key equal for pods the filter cannot
+    tell apart (their requests per container, init containers and sidecars marked)."""
+
+    pod: Pod
+    qos: str
+    key: tuple
+
+    @classmethod
+    def of(cls, pod: Pod) -> "FilterAsk":
+        trimmed = memory_only(pod)
+
+        def requests(container: Container) -> tuple:
+            # exact amounts as integer pairs: a Fraction's hash is slow, and the key is hashed per node asked
+            return tuple(sorted((name, q.value.numerator, q.value.denominator)
+                                for name, q in container.resources.requests.items()))
+
+        qos = get_pod_qos(pod, True)
+        key = (qos, tuple((c.is_restartable, requests(c)) for c in trimmed.init_containers),
+               tuple(requests(c) for c in trimmed.containers))
+        return cls(trimmed, qos, key)
+
+
 @dataclass
 class FleetNode:
     """A simulated node with the scheduler's bookkeeping."""
@@ -69,7 +97,8 @@ class FleetNode:
     allocatable: ResourceAmounts
     requested: ResourceAmounts = field(default_factory=dict)
     pods: dict[str, tuple[Pod, ResourceAmounts]] = field(default_factory=dict)
-    _nrt: Optional[dict] = None
+    _nrt: Optional[NodeNRT] = None
+    _verdicts: dict[tuple, bool] = field(default_factory=dict)  # FilterAsk.key -> fits, until the node changes
 
     @classmethod
     def build(cls, name: str, group: str, machine: MachineInfo, config: KubeletConfig) -> "FleetNode":
@@ -102,7 +131,9 @@ class FleetNode:
             self.pods[key] = (pod, requests)
             for name, amount in requests.items():
                 self.requested[name] = self.requested.get(name, Fraction(0)) + amount
-            self._nrt = None
+            if self._nrt is not None:
+                self._nrt.added(pod)
+            self._verdicts.clear()
         return answer
 
     def delete(self, key: str) -> bool:
@@ -114,13 +145,22 @@ class FleetNode:
         self.node.remove(pod.uid)
         for name, amount in requests.items():
             self.requested[name] = self.requested.get(name, Fraction(0)) - amount
-        self._nrt = None
+        if self._nrt is not None:
+            self._nrt.removed(pod)
+        self._verdicts.clear()
         return True
 
     def nrt(self) -> dict:
-        """The NodeResourceTopology NFD's topology-updater would publish now (cached until the node changes)."""
+        """The NodeResourceTopology NFD's topology-updater would publish now (kept up to date pod
+        by pod, see `nrt_view.NodeNRT`; treat it as read-only)."""
         if self._nrt is None:
-            from memorymanager.fleet.nrt_view import node_nrt
+            self._nrt = NodeNRT(self.name, self.node)
+        return self._nrt.nrt()
 
-            self._nrt = node_nrt(self.name, self.node)
-        return self._nrt
+    def filter_fits(self, ask: FilterAsk) -> bool:
+        """scheduler-plugins' single-numa-node filter on this node's NRT now; the verdict is kept
+        for pods with the same `FilterAsk.key` until the node changes."""
+        fits = self._verdicts.get(ask.key)
+        if fits is None:
+            fits = self._verdicts[ask.key] = filter_pod(ask.pod, self.nrt(), self.allocatable, qos=ask.qos).fits
+        return fits

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import sys
 import time
-from typing import Mapping, Sequence, TextIO
+from typing import Mapping, Optional, Sequence, TextIO
 
 Summary = Mapping[str, object]
 
@@ -60,33 +60,55 @@ def print_table(summary: Summary, out: TextIO) -> None:
 
 
 class ProgressBar:
-    """A one-line bar on a terminal (`events done / total`), redrawn at most 10 times a second;
-    silent when `enabled` is False."""
+    """A one-line bar on a terminal: `[###...] done/total events  rate/s  ETA m:ss`, redrawn at
+    most 10 times a second; silent when `enabled` is False (the command enables it when stderr
+    is a terminal, or with --progress)."""
 
-    def __init__(self, total: int, enabled: bool, out: TextIO = sys.stderr, width: int = 30) -> None:
+    def __init__(self, total: int, enabled: bool, out: Optional[TextIO] = None, width: int = 30,
+                 unit: str = "events") -> None:
         self.total = max(1, total)
         self.done = 0
         self.enabled = enabled
-        self.out = out
+        self.out = sys.stderr if out is None else out
         self.width = width
+        self.unit = unit
         self._last = 0.0
         self._start = time.monotonic()
+        self._drawn = False
 
-    def __call__(self, events: int) -> None:
-        self.done = min(self.total, self.done + events)
+    def __call__(self, amount: int) -> None:
+        self.done = min(self.total, self.done + amount)
         now = time.monotonic()
         if self.enabled and (now - self._last >= 0.1 or self.done == self.total):
             self._last = now
-            filled = self.width * self.done // self.total
-            rate = self.done / max(now - self._start, 1e-9)
-            self.out.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {self.done}/{self.total} events"
-                           f"  {rate:,.0f}/s")
+            self.out.write("\r" + self.line(now - self._start))
             self.out.flush()
+            self._drawn = True
+
+    def line(self, elapsed: float) -> str:
+        """The bar after `elapsed` seconds: done, rate and the estimated time left."""
+        filled = self.width * self.done // self.total
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        left = self.total - self.done
+        eta = clock(left / rate) if rate > 0 else "0:00" if left == 0 else "?"
+        if self.unit == "bytes":
+            amounts, speed = f"{self.done / (1 << 20):,.1f}/{self.total / (1 << 20):,.1f} MiB", f"{rate / (1 << 20):,.1f} MiB/s"
+        else:
+            amounts, speed = f"{self.done:,}/{self.total:,} {self.unit}", f"{rate:,.0f}/s"
+        return f"[{'#' * filled}{'.' * (self.width - filled)}] {amounts}  {speed}  ETA {eta}"
 
     def close(self) -> None:
-        if self.enabled:
+        if self.enabled and self._drawn:
             self.out.write("\n")
             self.out.flush()
+
+
+def clock(seconds: float) -> str:
+    """`m:ss`, or `h:mm:ss` from an hour on."""
+    whole = int(seconds + 0.5)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 # ----- HTML -------------------------------------------------------------------------------------------

@@ -24,19 +24,20 @@ exactly as the whole-fleet run does.
 from __future__ import annotations
 
 import gc
+import heapq
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable, Optional, Sequence
 
 from kubeinputs.pod import Pod
-from kubeinputs.qos import get_pod_qos
-from memorymanager.fleet.fleetnode import FleetNode, memory_only, pod_requests
-from memorymanager.fleet.nrt_filter import filter_pod
+from memorymanager.fleet.fleetnode import FilterAsk, FleetNode, pod_requests
 from memorymanager.fleet.spec import FleetSpec, NodeGroup, Variant, variant_kubelet
 from memorymanager.fleet.trace import Event
 from memorymanager.node.api import read_kubelet, read_machine
 
 Progress = Callable[[int], None]
+SHAPES_KEPT = 256  # pod shapes whose first candidate node is remembered (least recently used dropped)
 
 
 @dataclass
@@ -96,6 +97,10 @@ class Simulation:
             if names:
                 self.nodes.extend(self._build_group(group, names))
         self.by_name = {n.name: n for n in self.nodes}
+        self.position = {n.name: i for i, n in enumerate(self.nodes)}
+        # fleet-order rules: per pod shape, the nodes that may take it (see Candidates)
+        self.candidates: OrderedDict[tuple, Candidates] = OrderedDict()
+        self.examined = 0  # nodes a placement scan asked (NodeResourcesFit, then the filter)
         self.results = {n.name: NodeResult(n.name, n.group) for n in self.nodes}
         self.result = TaskResult(variant.name, [])
         self.bound_to: dict[str, str] = {}
@@ -147,6 +152,13 @@ class Simulation:
         name = self.bound_to.pop(event.key, None)
         if name is not None and self.by_name[name].delete(event.key):
             self.results[name].deleted += 1
+            self._changed(name)
+
+    def _changed(self, name: str) -> None:
+        """A node took or freed a pod: it may take any shape again."""
+        at = self.position[name]
+        for candidates in self.candidates.values():
+            candidates.add(at)
 
     def _add(self, event: Event) -> None:
         pod = event.pod
@@ -170,6 +182,7 @@ class Simulation:
             if answer.admitted:
                 result.admitted += 1
                 self.bound_to[event.key] = target.name
+                self._changed(target.name)
                 return
             result.refuse(answer.reason, answer.message)
             result.disagreements += 1
@@ -183,12 +196,13 @@ class Simulation:
         node = self.by_name[event.node or ""]
         predicted: Optional[bool] = None
         if self.spec.placement == "numa-aware":
-            predicted = self._filter(node, pod)
+            predicted = self._filter(node, FilterAsk.of(pod))
         answer = node.admit(event.key, pod, requests)
         result = self.results[node.name]
         if answer.admitted:
             result.admitted += 1
             self.bound_to[event.key] = node.name
+            self._changed(node.name)
             if predicted is False:
                 result.filter_refused_kubelet_admitted += 1
         else:
@@ -200,8 +214,9 @@ class Simulation:
 
     # ----- placement -----
 
-    def _filter(self, node: FleetNode, pod: Pod) -> bool:
-        return filter_pod(memory_only(pod), node.nrt(), node.allocatable, qos=get_pod_qos(pod, True)).fits
+    def _filter(self, node: FleetNode, ask: FilterAsk) -> bool:
+        """The numa-aware filter's verdict for the pod `ask` describes, on `node` now."""
+        return node.filter_fits(ask)
 
     def _choose(self, pod: Pod, requests: dict[str, Fraction], tried: set[str]) -> Optional[FleetNode]:
         rule = self.spec.placement
@@ -215,12 +230,60 @@ class Simulation:
                 if score > best_score:
                     best, best_score = node, score
             return best
-        for node in self.nodes:
-            if node.name in tried or not node.fits(requests):
+        ask = FilterAsk.of(pod) if rule == "numa-aware" else None
+        shape = (tuple(sorted((name, amount.numerator, amount.denominator) for name, amount in requests.items())),
+                 None if ask is None else ask.key)
+        candidates = self.candidates.pop(shape, None) or Candidates(len(self.nodes))
+        self.candidates[shape] = candidates  # most recently used last
+        if len(self.candidates) > SHAPES_KEPT:
+            self.candidates.popitem(last=False)
+        kept: list[int] = []  # candidates that stay candidates: this pod's kubelet refusals, the choice
+        chosen: Optional[FleetNode] = None
+        while chosen is None:
+            at = candidates.pop()
+            if at is None:
+                break
+            node = self.nodes[at]
+            if node.name in tried:
+                kept.append(at)
                 continue
-            if rule == "numa-aware" and not self._filter(node, pod):
-                continue
-            return node
+            self.examined += 1
+            if node.fits(requests) and (ask is None or self._filter(node, ask)):
+                chosen = node
+                kept.append(at)
+        for at in kept:
+            candidates.add(at)
+        return chosen
+
+
+class Candidates:
+    """The nodes (by fleet position) that may take one pod shape: every node not asked since it
+    last changed, in fleet order. A node that refuses the shape is dropped until it changes, so a
+    scan skips the full part of the fleet: over a replay, each node is asked about a shape once
+    at first and once per change after, however full the fleet is. Positions from `first` on are
+    all candidates; below it, those in `extra` (a heap, with `members` as its set)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.first = 0
+        self.extra: list[int] = []
+        self.members: set[int] = set()
+
+    def add(self, at: int) -> None:
+        """Position `at` is a candidate again."""
+        if at < self.first and at not in self.members:
+            self.members.add(at)
+            heapq.heappush(self.extra, at)
+
+    def pop(self) -> Optional[int]:
+        """The lowest candidate, taken out (None when there is none)."""
+        if self.extra and self.extra[0] < self.first:
+            at = heapq.heappop(self.extra)
+            self.members.discard(at)
+            return at
+        if self.first < self.size:
+            self.first += 1
+            return self.first - 1
         return None
 
 

@@ -95,9 +95,15 @@ def read_document(path: str) -> object:
         raise InputError(path, exc.reason) from None
 
 
-def _load_map_file(path: str, where: str) -> dict:
+def _check_file(path: str, where: str) -> None:
+    """A regular file is at `path` (a folder, FIFO or device is not read)."""
     if not os.path.isfile(path):
-        raise InputError(where, f"no such file: {path}")
+        what = "not a regular file, not read" if os.path.lexists(path) else "no such file"
+        raise InputError(where, f"{what}: {path}")
+
+
+def _load_map_file(path: str, where: str) -> dict:
+    _check_file(path, where)
     doc = read_document(path)
     if not isinstance(doc, dict):
         raise InputError(path, "expected a map")
@@ -194,8 +200,7 @@ def parse_fleet(doc: object, path: str) -> FleetSpec:
     if "trace" not in raw:
         raise InputError(join_path(path, "trace"), "Required value: a JSON Lines file")
     trace = _relative(path, expect_str(raw["trace"], join_path(path, "trace")))
-    if not os.path.isfile(trace):
-        raise InputError(join_path(path, "trace"), f"no such file: {trace}")
+    _check_file(trace, join_path(path, "trace"))
     templates_where = join_path(path, "templates")
     templates = {str(k): dict(expect_map(v, join_path(templates_where, str(k)), "a v1 Pod manifest"))
                  for k, v in expect_map(raw.get("templates"), templates_where).items()}

@@ -7,10 +7,13 @@
 
 `overrides` is merged into the template (maps merged key by key, everything else replaced);
 `name` (and an optional `namespace`) become the pod's metadata. Blank lines and lines starting
-with `#` are skipped. Events are replayed by `time` (a number), events with the same time in
-file order. Each problem is an InputError naming the file, the line and the reason: a pod that
-is added twice while active, a delete of a pod that is not active, a `nodeName` that is no
-node of the fleet.
+with `#` are skipped. Events are replayed by `time` (a number within +-2^53: NaN, infinities and
+`1e400` are refused, as they would misorder the events), events with the same time in file
+order. Each line goes through the project's one strict JSON reader and its limits
+(`kubeinputs.reader`: a key written twice, nesting past max_depth, a number past
+max_number_digits are refused), and a line is at most max_file_bytes long. Each problem is an
+InputError naming the file, the line and the reason: a pod that is added twice while active,
+a delete of a pod that is not active, a `nodeName` that is no node of the fleet.
 
 A pod's UID is its metadata.uid, else its name in namespace default and `namespace/name` in any
 other (the rule of every input, `kubeinputs.pod.default_pod_uid`): kubelet keys its state by UID.
@@ -18,14 +21,18 @@ other (the rule of every input, `kubeinputs.pod.default_pod_uid`): kubelet keys 
 from __future__ import annotations
 
 import copy
-import json
+import math
+import os
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Iterator, Mapping, Optional
 
-from kubeinputs.errors import InputError, check_keys, expect_map, expect_str, join_path
+from kubeinputs.errors import InputError, brief, check_keys, expect_map, expect_str, join_path, type_name
+from kubeinputs.limits import LIMITS, flag
 from kubeinputs.pod import Pod, parse_pod
+from kubeinputs.reader import load_json_text
 
 EVENT_KEYS = ("time", "add", "delete", "nodeName")
+MAX_TIME = 2 ** 53
 TEMPLATE_KEYS = ("template", "name", "namespace", "overrides")
 
 
@@ -87,13 +94,24 @@ def _delete_key(value: object, where: str) -> str:
     return f"{doc.get('namespace') or 'default'}/{name}"
 
 
+def _time(value: object, where: str) -> float:
+    """An event time: a number of seconds within +-2^53, where every integer is exact as a float
+    (the events are ordered by it: NaN, infinities and larger numbers would misorder them)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(where, f"expected a number, got {type_name(value)} {brief(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(where, "expected a finite number, got one past the largest float (about 1.8e308)")
+    if not -MAX_TIME <= value <= MAX_TIME:
+        shown = f"{value:.3g}" if isinstance(value, float) else f"an integer of {len(str(abs(value))):,} digits"
+        raise InputError(where, f"must be within -2^53 and 2^53 (about 9.0e15), got {shown}")
+    return float(value)
+
+
 def parse_event(obj: object, line: int, where: str, templates: Mapping[str, Mapping[str, object]]) -> Event:
     """One decoded JSON line."""
     doc = expect_map(obj, where, "an event object")
     check_keys(doc, where, EVENT_KEYS)
-    time = doc.get("time", 0)
-    if isinstance(time, bool) or not isinstance(time, (int, float)):
-        raise InputError(join_path(where, "time"), f"expected a number, got {time!r}")
+    time = _time(doc.get("time", 0), join_path(where, "time"))
     node = doc.get("nodeName")
     if node is not None:
         node = expect_str(node, join_path(where, "nodeName"))
@@ -117,11 +135,7 @@ def parse_trace(lines: Iterable[str], path: str, templates: Mapping[str, Mapping
         if not text or text.startswith("#"):
             continue
         where = f"{path}:{number}"
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(where, f"not valid JSON: {exc.msg} at column {exc.colno}") from None
-        event = replace(parse_event(obj, number, where, templates), text=text)
+        event = replace(parse_event(load_json_text(text, where), number, where, templates), text=text)
         if event.node is not None and event.node not in known:
             raise InputError(join_path(where, "nodeName"), f"no node {event.node!r} in the fleet")
         events.append(event)
@@ -140,22 +154,41 @@ def parse_trace(lines: Iterable[str], path: str, templates: Mapping[str, Mapping
     return events
 
 
-def load_trace(path: str, templates: Mapping[str, Mapping[str, object]], nodes: Iterable[str]) -> list[Event]:
-    """Read a trace file."""
+def read_lines(path: str, progress: Optional[Callable[[int], None]] = None) -> Iterator[str]:
+    """The lines of a trace file, each at most max_file_bytes long (a longer line, or a file that is
+    not a regular one such as a FIFO or /dev/zero, is an InputError naming the file and the line);
+    `progress` is told the bytes read."""
+    if not os.path.isfile(path):
+        what = "no such file" if not os.path.lexists(path) else "not a regular file: not read"
+        raise InputError(path, what)
+    limit = LIMITS.max_file_bytes
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(iter(lambda: fh.readline(limit + 1), b""), start=1):
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                raise InputError(f"{path}:{number}", f"line is longer than {limit:,} bytes, the max_file_bytes limit "
+                                                     f"(raise it with {flag('max_file_bytes')})")
+            if progress is not None:
+                progress(len(raw))
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}:{number}", f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+
+
+def load_trace(path: str, templates: Mapping[str, Mapping[str, object]], nodes: Iterable[str],
+               progress: Optional[Callable[[int], None]] = None) -> list[Event]:
+    """Read a trace file through the one strict JSON reader and its limits (`progress`: bytes read)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return parse_trace(fh, path, templates, nodes)
+        return parse_trace(read_lines(path, progress), path, templates, nodes)
     except OSError as exc:
         raise InputError(path, f"cannot read file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text: {exc.reason}") from None
 
 
 def reparse(lines: Iterable[tuple[int, str]], path: str, templates: Mapping[str, Mapping[str, object]]) -> list[Event]:
     """Events again from (line number, text) pairs already checked by `parse_trace`, in the
     order given: how worker processes get their events (text ships faster than parsed pods)."""
-    return [replace(parse_event(json.loads(text), number, f"{path}:{number}", templates), text=text)
-            for number, text in lines]
+    return [replace(parse_event(load_json_text(text, f"{path}:{number}"), number, f"{path}:{number}", templates),
+                    text=text) for number, text in lines]
 
 
 def is_bound(events: Iterable[Event]) -> bool:

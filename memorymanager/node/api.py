@@ -16,10 +16,10 @@ import copy
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
 
 from kubeinputs.cpuset import cpuset_string
-from kubeinputs.errors import InputError, brief, echo, expect_map, index_path, join_path, type_name
+from kubeinputs.errors import InputError, brief, describe, echo, expect_map, expect_str, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
 from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, load_pod_files, parse_pod, parse_pods
@@ -80,13 +80,95 @@ class Admission:
 
 
 # ----- reading the caller's inputs --------------------------------------------------------------------
+#
+# The front door: every public call checks its arguments before anything runs, and a wrong type,
+# value or path is an InputError naming the argument (`state_dir: expected a folder path or None,
+# got integer 5`). Documents (machines, configurations, pods) are then read by the same parsers
+# as the files. One rule is the API's own: a Python None where a value is read (a pod's name,
+# UID, containers, resources and quantities; a configuration field) is refused, where YAML's
+# `null` in a file keeps Kubernetes' meaning (empty, or zero): in Python code it is a value not
+# set, and reading it as zero would place a pod silently as if it asked for nothing.
+
+MAX_TEXT = 1 << 20  # characters of a pod given as text (more is a file's job: max-file-bytes)
 
 
 def _is_path(value: object) -> bool:
     """A Path, or a one-line string naming an existing file."""
     if isinstance(value, Path):
         return True
-    return isinstance(value, str) and "\n" not in value and os.path.isfile(value)
+    return isinstance(value, str) and "\n" not in value and "\0" not in value and os.path.isfile(value)
+
+
+def _not_a_file(value: str, where: str) -> InputError:
+    """Why the one-line string `value` is no file to read."""
+    shown = brief(value)
+    if "\0" in value:
+        return InputError(where, f"not a file path: it contains a NUL character: {shown}")
+    if os.path.isdir(value):
+        return InputError(where, f"{shown} is a folder, not a file")
+    if os.path.lexists(value):
+        return InputError(where, f"{shown} is not a regular file: not read")
+    return InputError(where, f"no such file: {shown}")
+
+
+def _check_path(value: object, where: str, what: str) -> Optional[str]:
+    """A str or os.PathLike path as a string (None stays None), else an InputError naming `where`."""
+    if value is None:
+        return None
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise InputError(where, f"expected {what}, got {describe(value)}")
+    if not value or "\0" in value:
+        raise InputError(where, f"expected {what}, got {'an empty string' if not value else 'a path with a NUL character'}")
+    return value
+
+
+def _refuse_none_fields(doc: Mapping[str, object], where: str) -> None:
+    """A Python None as a top-level field of a configuration map: refused (see above)."""
+    for key, value in doc.items():
+        if value is None:
+            raise InputError(join_path(where, str(key)), "got None; leave the field out for kubelet's default (the API refuses None as a value)")
+
+
+def _refuse_none_in_pod(doc: Mapping[str, object], where: str) -> None:
+    """A Python None where the managers read a pod value: refused (see above). Only the places that
+    have the right type are walked; any other wrong type is for the pod parser to name."""
+    def value(parent: Mapping[str, object], key: str, path: str) -> object:
+        item = parent.get(key)
+        if key in parent and item is None:
+            raise InputError(join_path(path, key), "got None; leave the key out for none (the API refuses None as a value)")
+        return item
+
+    def resources(res: object, path: str) -> None:
+        if not isinstance(res, Mapping):
+            return
+        for key in ("requests", "limits"):
+            amounts = value(res, key, path)
+            if isinstance(amounts, Mapping):
+                for name in amounts:
+                    value(amounts, name, join_path(path, key))
+
+    meta = value(doc, "metadata", where)
+    if isinstance(meta, Mapping):
+        for key in ("name", "uid", "namespace"):
+            value(meta, key, join_path(where, "metadata"))
+    spec = value(doc, "spec", where)
+    if not isinstance(spec, Mapping):
+        return
+    spec_path = join_path(where, "spec")
+    resources(value(spec, "resources", spec_path), join_path(spec_path, "resources"))
+    for key in ("initContainers", "containers"):
+        containers = value(spec, key, spec_path)
+        if not isinstance(containers, (list, tuple)):
+            continue
+        for i, container in enumerate(containers):
+            path = index_path(join_path(spec_path, key), i)
+            if container is None:
+                raise InputError(path, "got None: expected a container")
+            if isinstance(container, Mapping):
+                value(container, "name", path)
+                resources(value(container, "resources", path), join_path(path, "resources"))
 
 
 def read_machine(machine: MachineInput) -> MachineInfo:
@@ -96,7 +178,9 @@ def read_machine(machine: MachineInput) -> MachineInfo:
     if _is_path(machine):
         return load_machine_info(str(machine))
     if isinstance(machine, str):
-        raise InputError("machine", f"no such file: {machine!r}")
+        raise _not_a_file(machine, "machine")
+    if not isinstance(machine, Mapping):
+        raise InputError("machine", f"expected a cadvisor MachineInfo map, a file path or a MachineInfo, got {describe(machine)}")
     return parse_machine_info(dict(expect_map(machine, "machine", "a cadvisor MachineInfo map or a file path")), "machine")
 
 
@@ -109,22 +193,38 @@ def read_kubelet(kubelet: KubeletInput) -> KubeletConfig:
     if _is_path(kubelet):
         return load_kubelet_config_file(str(kubelet))
     if isinstance(kubelet, str):
-        raise InputError("kubelet", f"no such file: {kubelet!r}")
-    return parse_kubelet_config(dict(expect_map(kubelet, "kubelet", "a map of KubeletConfiguration fields")), "kubelet")
+        raise _not_a_file(kubelet, "kubelet")
+    if not isinstance(kubelet, Mapping):
+        raise InputError("kubelet", "expected a map of KubeletConfiguration fields, a file path, a KubeletConfig "
+                                    f"or None, got {describe(kubelet)}")
+    fields = dict(expect_map(kubelet, "kubelet", "a map of KubeletConfiguration fields"))
+    _refuse_none_fields(fields, "kubelet")
+    return parse_kubelet_config(fields, "kubelet")
 
 
-def read_pod(pod: PodInput) -> Pod:
+def read_pod(pod: PodInput, where: str = "pod") -> Pod:
     """A v1 Pod from a dict, YAML/JSON text, a file path, or a parsed Pod."""
     if isinstance(pod, Pod):
         return pod
     if _is_path(pod):
         return load_pod_file(str(pod))
     if isinstance(pod, str):
-        doc = load_text(pod, "pod")
+        if "\n" not in pod and not pod.lstrip().startswith(("{", "metadata", "apiVersion", "kind", "spec")) \
+                and ":" not in pod:
+            raise _not_a_file(pod, where)
+        if len(pod) > MAX_TEXT:
+            raise InputError(where, f"a manifest of {len(pod):,} characters; at most {MAX_TEXT:,} are read as text "
+                                    "(give a file instead)")
+        doc = load_text(pod, where)
         if not isinstance(doc, dict):
-            raise InputError("pod", "neither an existing file nor a v1 Pod manifest (YAML or JSON)")
-        return parse_pod(doc, "pod")
-    return parse_pod(dict(expect_map(pod, "pod", "a v1 Pod manifest")), "pod")
+            raise InputError(where, "neither an existing file nor a v1 Pod manifest (YAML or JSON)")
+        return parse_pod(doc, where)
+    if not isinstance(pod, Mapping):
+        raise InputError(where, f"expected a v1 Pod manifest (a map or YAML/JSON text), a file path or a Pod, "
+                                f"got {describe(pod)}")
+    doc = dict(expect_map(pod, where, "a v1 Pod manifest"))
+    _refuse_none_in_pod(doc, where)
+    return parse_pod(doc, where)
 
 
 def read_pods(pods: Union[PodInput, Sequence[PodInput]]) -> list[Pod]:
@@ -135,12 +235,20 @@ def read_pods(pods: Union[PodInput, Sequence[PodInput]]) -> list[Pod]:
     if _is_path(pods):
         return load_pod_files(str(pods))
     if isinstance(pods, str):
+        if "\n" not in pods and ":" not in pods and not pods.lstrip().startswith(("{", "[", "---")):
+            raise _not_a_file(pods, "pods")
+        if len(pods) > MAX_TEXT:
+            raise InputError("pods", f"manifests of {len(pods):,} characters; at most {MAX_TEXT:,} are read as text "
+                                     "(give a file instead)")
         return parse_pods(load_yaml_documents(pods, "pods"), "pods")
     if isinstance(pods, Mapping):
-        return parse_pods([dict(pods)], "pods")
+        doc = dict(pods)
+        _refuse_none_in_pod(doc, "pods")
+        return parse_pods([doc], "pods")
     if isinstance(pods, (list, tuple)):
-        return [read_pod(item) for item in pods]
-    raise InputError("pods", f"expected pod manifests (a file, YAML text, a map or a list), got {type_name(pods)}")
+        return [read_pod(item, index_path("pods", i)) for i, item in enumerate(pods)]
+    raise InputError("pods", f"expected a list of pods, a file or YAML text of pods, or one pod manifest (a map), "
+                             f"got {describe(pods)}")
 
 
 def _read_hint(value: HintInput, where: str) -> TopologyHint:
@@ -160,13 +268,18 @@ def _read_hint(value: HintInput, where: str) -> TopologyHint:
         raise InputError(join_path(where, "preferred"), f"expected a boolean, got {type_name(preferred)}")
     if nodes is None:
         return TopologyHint.of(None, preferred)
-    ids = list(nodes) if isinstance(nodes, Iterable) and not isinstance(nodes, (str, bytes)) else None
-    if ids is None:
-        raise InputError(join_path(where, "numaAffinity"), f"expected a list of NUMA ids, got {type_name(nodes)}")
-    for j, bit in enumerate(ids):
+    return TopologyHint.of(_numa_ids(nodes, join_path(where, "numaAffinity")), preferred)
+
+
+def _numa_ids(value: object, where: str) -> list[int]:
+    """A list or tuple of NUMA ids (0 to 63), else an InputError; any other iterable (a range, a
+    generator) is refused rather than walked, as it may never end."""
+    if not isinstance(value, (list, tuple)):
+        raise InputError(where, f"expected a list of NUMA ids, got {describe(value)}")
+    for j, bit in enumerate(value):
         if isinstance(bit, bool) or not isinstance(bit, int) or not 0 <= bit < MAX_BITS:
-            raise InputError(index_path(join_path(where, "numaAffinity"), j), "expected a NUMA id from 0 to 63")
-    return TopologyHint.of(ids, preferred)
+            raise InputError(index_path(where, j), f"expected a NUMA id from 0 to 63, got {describe(bit)}")
+    return list(value)
 
 
 def _read_resource_hints(value: Optional[ResourceHintsInput], where: str) -> ProviderHints:
@@ -248,11 +361,12 @@ class Node:
         state_dir: Union[str, Path, None] = None,
         merge: str = "fast",
     ) -> None:
-        if merge not in MERGE_FUNCTIONS:
-            raise InputError("merge", f"unknown merge {merge!r}; expected one of: {', '.join(MERGE_FUNCTIONS)}")
-        self._node = SimulatedNode(
-            read_machine(machine), read_kubelet(kubelet), None if state_dir is None else str(state_dir), MERGE_FUNCTIONS[merge]
-        )
+        if not isinstance(merge, str) or merge not in MERGE_FUNCTIONS:
+            raise InputError("merge", f"expected one of: {', '.join(MERGE_FUNCTIONS)}, got {describe(merge)}")
+        folder = _check_path(state_dir, "state_dir", "a folder path or None")
+        if folder is not None and os.path.lexists(folder) and not os.path.isdir(folder):
+            raise InputError("state_dir", f"{brief(folder)} is not a folder")
+        self._node = SimulatedNode(read_machine(machine), read_kubelet(kubelet), folder, MERGE_FUNCTIONS[merge])
         self._started = False
 
     @classmethod
@@ -261,7 +375,11 @@ class Node:
         state_dir: Union[str, Path, None] = None,
     ) -> "Node":
         """A node with this host's NUMA topology, read from sysfs as cadvisor reads it."""
-        return cls(read_machine_info(sysfs_root), kubelet, state_dir=state_dir)
+        root = _check_path(sysfs_root, "sysfs_root", "a folder path")
+        if root is None or not os.path.isdir(root):
+            raise InputError("sysfs_root", f"expected a folder path, got {describe(sysfs_root)}"
+                             if root is None else f"{brief(root)} is not a folder")
+        return cls(read_machine_info(root), kubelet, state_dir=state_dir)
 
     # ----- lifecycle -----
 
@@ -289,6 +407,7 @@ class Node:
         """Restart kubelet, optionally with changed KubeletConfiguration fields (their field names:
         `restart(topologyManagerPolicy="restricted")`) laid over the configuration of the last start
         that succeeded (a failed start's fields are not kept); state comes back from the checkpoint."""
+        _refuse_none_fields(overrides, "restart")
         base = self._node.started_config or self._node.config  # a failed start leaves nothing to build on
         config = parse_kubelet_config(dict(overrides), "restart", base=base) if overrides else base
         self._started = True
@@ -329,6 +448,8 @@ class Node:
         """Remove every container of an admitted pod (by name, UID or manifest), or one container;
         `namespace` picks the pod of that name in that namespace (a pod refused at admission is
         removed from the node's pods as kubelet deletes it)."""
+        if container is not None and not isinstance(container, str):
+            raise InputError("container", f"expected a container name or None, got {describe(container)}")
         node = self._running()
         found = find_admitted(node, pod, namespace)
         if container is not None and found.find_container(container) is None:
@@ -396,11 +517,14 @@ class Node:
     def memory_blocks(self, pod_uid: str, container: str) -> list[Block]:
         """Copies of the memory manager's blocks of one container (its GetMemory), in state order;
         empty when it has none."""
+        expect_str(pod_uid, "pod_uid")
+        expect_str(container, "container")
         blocks = self._running().memory_manager.get_memory(pod_uid, container) or []
         return [Block(list(b.numa_affinity or []), b.type, b.size) for b in blocks]
 
     def pod_memory_blocks(self, pod_uid: str) -> list[Block]:
         """Copies of a pod's pod-level blocks (PodLevelResourceManagers); usually empty."""
+        expect_str(pod_uid, "pod_uid")
         blocks = self._running().memory_manager.get_pod_memory(pod_uid) or []
         return [Block(list(b.numa_affinity or []), b.type, b.size) for b in blocks]
 
@@ -433,11 +557,11 @@ class Node:
         mask too small is widened, one that would mix single- and cross-NUMA groups is
         refused); the caller checks `Placement.cpuset_mems` and `memory` against what it asked.
         """
-        node = self._running()
         parsed = read_pod(pod)
+        pinned = _pinned_hints(parsed, numa_nodes, self._node.machine)
+        node = self._running()
         policy = node.memory_manager.policy
         store = getattr(policy, "affinity", None)
-        pinned = {name: TopologyHint.of(sorted(ids), True) for name, ids in numa_nodes.items()}
         if store is not None:
             policy.affinity = _PinnedAffinity(store, parsed.uid, pinned)
         try:
@@ -449,12 +573,34 @@ class Node:
         return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
 
+def _pinned_hints(pod: Pod, numa_nodes: object, machine: MachineInfo) -> dict[str, TopologyHint]:
+    """`admit_on`'s container -> NUMA ids as preferred hints; a container the pod lacks, an empty
+    list or a NUMA node the machine lacks is an InputError naming it."""
+    if not isinstance(numa_nodes, Mapping):
+        raise InputError("numa_nodes", f"expected a map of container name to NUMA ids, got {describe(numa_nodes)}")
+    names = [c.name for c in pod.all_containers()]
+    present = {n.node_id for n in machine.topology}
+    pinned: dict[str, TopologyHint] = {}
+    for name, ids in numa_nodes.items():
+        where = join_path("numa_nodes", str(name))
+        if not isinstance(name, str) or name not in names:
+            raise InputError(where, f"the pod has no container of this name (it has {echo(', '.join(names))})")
+        nodes = _numa_ids(ids, where)
+        if not nodes:
+            raise InputError(where, "expected at least one NUMA id")
+        missing = sorted(set(nodes) - present)
+        if missing:
+            raise InputError(where, f"no NUMA node {missing[0]} on this machine")
+        pinned[name] = TopologyHint.of(sorted(set(nodes)), True)
+    return pinned
+
+
 def find_admitted(node: SimulatedNode, pod: PodInput, namespace: Optional[str] = None) -> Pod:
     """The pod `Node.remove` removes: an admitted pod named by UID or name (a one-line string that is not a
     file), or by its manifest; else a pod refused at admission and not removed since, by name (kubelet's
     pod manager still has it). Raises NodeError when there is none, InputError for a bad or ambiguous name."""
     if namespace is not None and (not isinstance(namespace, str) or not namespace):
-        raise InputError("namespace", f"expected a namespace name, got {namespace!r}")
+        raise InputError("namespace", f"expected a namespace name, got {describe(namespace)}")
     if isinstance(pod, str) and "\n" not in pod and not _is_path(pod):
         found = node.find_pod(pod, namespace)
         name, label = pod, pod if namespace is None else f"{namespace}/{pod}"

@@ -15,14 +15,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Optional
 
-from kubeinputs.errors import InputError
+from kubeinputs.errors import InputError, describe, type_name
 from kubeinputs.pod import Container as PodContainer, Pod
 from kubeinputs.qos import get_pod_qos
 
 from memorymanager.node.api import read_pod
 from memorymanager.resmgr.durable import read_json, write_json
+from memorymanager.resmgr.types import PolicyArgumentError, PolicyError, check_instance, check_str, check_strings
 from state.checkpoint_manager import FileOps
-from memorymanager.resmgr.types import PolicyError
 
 CACHE_FILE = "cache"
 CACHE_VERSION = "1"
@@ -47,13 +47,18 @@ class Container:
     _parsed: Optional[Pod] = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not _ID.match(self.id):
-            raise InputError("container.id", f"expected a container ID (letters, digits, '.', '_', '-'), got {self.id!r}")
+        check_container_id(self.id, "container.id")
+        if not isinstance(self.pod, Mapping):
+            raise PolicyArgumentError("container.pod", f"expected a v1 Pod manifest (a map), got {type_name(self.pod)}")
+        check_str(self.name, "container.name")
+        self.claims = check_strings(self.claims, "container.claims")
+        check_str(self.memset, "container.memset")
+        if not isinstance(self.started, bool):
+            raise PolicyArgumentError("container.started", f"expected true or false, got {type_name(self.started)}")
         parsed = self.parsed_pod()
         if parsed.find_container(self.name) is None:
             names = ", ".join(c.name for c in parsed.all_containers())
             raise InputError("container.name", f"pod {parsed.name!r} has no container {self.name!r} (it has {names})")
-        self.claims = tuple(self.claims)
 
     def parsed_pod(self) -> Pod:
         """The pod, parsed and defaulted (raises InputError naming what is wrong in the manifest)."""
@@ -112,8 +117,20 @@ class Container:
         claims = doc.get("claims") or []
         if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
             raise InputError(f"{where}.claims", "expected a list of claim UIDs")
-        return cls(id=str(doc["id"]), pod=copy.deepcopy(dict(doc["pod"])), name=str(doc["name"]),  # type: ignore[arg-type]
-                   claims=tuple(claims), memset=str(doc.get("memset") or ""), started=bool(doc.get("started")))
+        try:
+            return cls(id=doc["id"], pod=copy.deepcopy(doc["pod"]), name=doc["name"],  # type: ignore[arg-type]
+                       claims=tuple(claims), memset=doc.get("memset") or "",  # type: ignore[arg-type]
+                       started=doc.get("started", False))  # type: ignore[arg-type]
+        except InputError as err:
+            raise InputError(f"{where}: {err.where}", err.reason) from None
+
+
+def check_container_id(value: object, where: str) -> str:
+    """A container ID (letters, digits, '.', '_', '-'; it names a folder, so no '/' or '..'), else a
+    PolicyArgumentError naming `where`."""
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise PolicyArgumentError(where, f"expected a container ID (letters, digits, '.', '_', '-'), got {describe(value)}")
+    return value
 
 
 class ContainerCache:
@@ -124,7 +141,11 @@ class ContainerCache:
     """
 
     def __init__(self, directory: Optional[str] = None, *, ops: Optional[FileOps] = None) -> None:
-        self.directory = directory
+        if directory is not None and (not isinstance(directory, (str, os.PathLike)) or not os.fspath(directory)
+                                      or "\0" in os.fspath(directory)):
+            raise PolicyArgumentError("ContainerCache.directory", f"expected a folder path or None, got "
+                                      f"{describe(directory)}")
+        self.directory = None if directory is None else os.fspath(directory)
         self.ops = ops  # the file system calls of its writes (None: the durable default)
         self._containers: dict[str, Container] = {}
         if directory is not None:
@@ -145,7 +166,7 @@ class ContainerCache:
             raise PolicyError(f"container cache {path}: expected version {CACHE_VERSION!r} with a list of containers")
         for i, entry in enumerate(doc["containers"]):
             try:
-                c = Container.from_json(entry, f"{path}: containers[{i}]")
+                c = Container.from_json(entry, f"containers[{i}]")
             except InputError as err:
                 raise PolicyError(f"container cache {path}: {err}") from err
             self._containers[c.id] = c
@@ -158,12 +179,14 @@ class ContainerCache:
 
     def insert(self, container: Container) -> Container:
         """Add or replace a container; saved."""
+        check_instance(container, Container, "ContainerCache.insert: container")
         self._containers[container.id] = container
         self.save()
         return container
 
     def delete(self, container_id: str) -> Optional[Container]:
         """Forget a container (None when unknown); saved."""
+        check_str(container_id, "ContainerCache.delete: container_id")
         gone = self._containers.pop(container_id, None)
         if gone is not None:
             self.save()
@@ -171,6 +194,7 @@ class ContainerCache:
 
     def lookup(self, container_id: str) -> Optional[Container]:
         """The container with this ID, or None."""
+        check_str(container_id, "ContainerCache.lookup: container_id")
         return self._containers.get(container_id)
 
     def containers(self) -> list[Container]:
@@ -185,6 +209,7 @@ class ContainerCache:
 
     def container_directory(self, container_id: str) -> str:
         """The container's data folder (created): where `resources.sh` is written."""
+        check_container_id(container_id, "ContainerCache.container_directory: container_id")
         if self.directory is None:
             raise PolicyError("the container cache has no folder to write container data into")
         path = os.path.join(self.directory, "containers", container_id)

@@ -12,9 +12,13 @@ import os
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from kubeinputs.errors import brief, describe
 from memorymanager.resmgr.durable import read_json, write_json
 from state.checkpoint_manager import FileOps
 from memorymanager.resmgr.types import ContainerEdits, PolicyError
+
+MAX_NUMA_ID = (1 << 31) - 1  # a machine's NUMA ids (cadvisor's node_id is an int32)
+INT64_MAX = (1 << 63) - 1
 
 CLAIMS_FILE = "claims.json"
 CLAIMS_VERSION = 1
@@ -61,17 +65,50 @@ class ClaimRecord:
 
     @classmethod
     def from_json(cls, doc: object, where: str) -> "ClaimRecord":
-        """A record from its persisted form; PolicyError naming `where` when malformed."""
-        try:
-            assert isinstance(doc, Mapping)
-            allocations = tuple(
-                ClaimAllocation(str(a["request"]), str(a["device"]), int(a["numaNode"]), str(a["resource"]), int(a["size"]))
-                for a in doc["allocations"]
-            )
-            edits = tuple(ContainerEdits(tuple(str(v) for v in e["env"])) for e in doc["edits"])
-            return cls(str(doc["uid"]), str(doc.get("name", "")), str(doc.get("namespace", "default")), allocations, edits)
-        except (AssertionError, KeyError, TypeError, ValueError) as err:
-            raise PolicyError(f"{where}: malformed claim record ({type(err).__name__}: {err})") from err
+        """A record from its persisted form; PolicyError naming `where` and the bad field when malformed."""
+        def bad(path: str, what: str, value: object) -> PolicyError:
+            return PolicyError(f"{where}.{path}: malformed claim record: expected {what}, got {describe(value)}")
+
+        def text(parent: Mapping, key: str, path: str, empty: bool = True) -> str:
+            value = parent.get(key, "" if key in ("name",) else None)
+            if not isinstance(value, str) or (not empty and not value):
+                raise bad(path, "a string" if empty else "a non-empty string", value)
+            return value
+
+        def whole(parent: Mapping, key: str, path: str, low: int, high: int) -> int:
+            value = parent.get(key)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise bad(path, f"an integer from {low} to {high}", value)
+            return value
+
+        if not isinstance(doc, Mapping):
+            raise bad("(record)", "a map", doc)
+        uid = text(doc, "uid", "uid", empty=False)
+        name = text(doc, "name", "name")
+        namespace = doc.get("namespace", "default")
+        if not isinstance(namespace, str):
+            raise bad("namespace", "a string", namespace)
+        raw_allocations, raw_edits = doc.get("allocations"), doc.get("edits")
+        if not isinstance(raw_allocations, list):
+            raise bad("allocations", "a list", raw_allocations)
+        if not isinstance(raw_edits, list):
+            raise bad("edits", "a list", raw_edits)
+        allocations = []
+        for i, a in enumerate(raw_allocations):
+            path = f"allocations[{i}]"
+            if not isinstance(a, Mapping):
+                raise bad(path, "a map", a)
+            allocations.append(ClaimAllocation(text(a, "request", f"{path}.request"), text(a, "device", f"{path}.device"),
+                                               whole(a, "numaNode", f"{path}.numaNode", 0, MAX_NUMA_ID),
+                                               text(a, "resource", f"{path}.resource", empty=False),
+                                               whole(a, "size", f"{path}.size", 0, INT64_MAX)))
+        edits = []
+        for i, e in enumerate(raw_edits):
+            env = e.get("env") if isinstance(e, Mapping) else None
+            if not isinstance(env, list) or not all(isinstance(v, str) for v in env):
+                raise bad(f"edits[{i}].env", "a list of strings", env)
+            edits.append(ContainerEdits(tuple(env)))
+        return cls(uid, name, namespace, tuple(allocations), tuple(edits))
 
 
 class ClaimStore:
@@ -98,7 +135,11 @@ class ClaimStore:
         if not isinstance(doc, dict) or doc.get("version") != CLAIMS_VERSION or not isinstance(doc.get("claims"), dict):
             raise PolicyError(f"claim records {self.path}: expected version {CLAIMS_VERSION} with a map of claims")
         for uid, entry in doc["claims"].items():
-            record = ClaimRecord.from_json(entry, f"claim records {self.path}: claims[{uid}]")
+            where = f"claim records {self.path}: claims[{brief(uid)}]"
+            record = ClaimRecord.from_json(entry, where)
+            if record.uid != uid:
+                raise PolicyError(f"{where}: malformed claim record: it is kept under {brief(uid)} but its uid is "
+                                  f"{brief(record.uid)}")
             self._records[record.uid] = record
 
     def save(self) -> None:

@@ -48,4 +48,5 @@ def read_json(path: str, what: str) -> Optional[object]:
     except UnicodeDecodeError as err:
         raise PolicyError(f"{what} {path} is not valid JSON: not UTF-8 at byte {err.start}") from None
     except InputError as err:
-        raise PolicyError(f"{what} {path} is not valid JSON: {err.reason}") from None
+        reason = err.reason[len("not valid JSON: "):] if err.reason.startswith("not valid JSON: ") else err.reason
+        raise PolicyError(f"{what} {path} is not valid JSON: {reason}") from None

@@ -31,7 +31,7 @@ from kubeinputs.features import IN_PLACE_POD_VERTICAL_SCALING_GATE
 from typing import Mapping, Optional, Sequence
 
 from kubeinputs.cpuset import cpuset_string
-from kubeinputs.errors import InputError
+from kubeinputs.errors import InputError, brief, describe, type_name
 from kubeinputs.features import FeatureGates
 from kubeinputs.kubelet_config import parse_kubelet_config
 from kubeinputs.machine import MachineInfo
@@ -53,9 +53,12 @@ from memorymanager.resmgr.types import (
     DeviceRequestAllocationResult,
     ErrNoDRAClaims,
     ExtendedResources,
+    PolicyArgumentError,
     PolicyError,
     ResourceClaim,
     TopologyZone,
+    check_instance,
+    check_str,
 )
 from memorymanager.resmgr.zones import numa_zones
 
@@ -71,7 +74,7 @@ BACKEND_KEYS = ("stateDir", "driver", "containerZones")
 CONFIG_PARAMETERS = ("size",)
 RESIZE_INFEASIBLE = "Resize is infeasible for Guaranteed Pods alongside Memory Manager static policy"
 RESIZE_QOS = "Pod QOS Class may not change as a result of resizing"
-_DEVICE = re.compile(r"^memory-numa(\d+)$")
+_DEVICE = re.compile(r"^memory-numa(0|[1-9][0-9]{0,9})$")  # the names device_name gives
 
 
 def device_name(numa_node: int) -> str:
@@ -86,6 +89,24 @@ def claim_pod_uid(claim_uid: str) -> str:
 
 def _gib(size: int) -> str:
     return str(Quantity.from_int(size, BINARY_SI))
+
+
+def is_claim_pod_uid(pod_uid: str) -> bool:
+    """Whether a pod UID is in the claims' key space (no container's pod may have one)."""
+    return pod_uid.startswith(CLAIM_POD_PREFIX)
+
+
+def _container(value: object, call: str) -> Container:
+    """`value` if it is a cached-container object, else a PolicyArgumentError naming the call."""
+    check_instance(value, Container, f"{call}: container")
+    return value  # type: ignore[return-value]
+
+
+def _containers(value: object, call: str) -> list[Container]:
+    """A list of containers, else a PolicyArgumentError naming the call and the position."""
+    if not isinstance(value, (list, tuple)):
+        raise PolicyArgumentError(call, f"expected a list of Container, got {type_name(value)}")
+    return [_container(c, f"{call}[{i}]") for i, c in enumerate(value)]
 
 
 class KubeletBackend:
@@ -165,7 +186,8 @@ class KubeletBackend:
     def start(self) -> None:
         """Start kubelet's managers from the checkpoint, read the claim records back, re-adopt
         every claim and cached container (all active before anything is placed, so none of
-        the restored memory is dropped as stale), reserve again any claim the checkpoint lost,
+        the restored memory is dropped as stale), reserve again any claim the checkpoint lost
+        (the checkpoint written once for all of them: 2,000 lost claims were 2,000 whole writes),
         and publish the DRA devices."""
         with self._lock:
             node, cache = self._require()
@@ -174,13 +196,18 @@ class KubeletBackend:
             except KubeletStartError as err:
                 raise PolicyError(f"kubelet refused to start: {err}") from err
             self._claims.load()
+            for c in cache:
+                if is_claim_pod_uid(c.pod_uid):
+                    raise PolicyError(f"container cache {cache.path}: container {c.id!r}: pod UID {c.pod_uid!r} "
+                                      f"is in the DRA claims' key space (UIDs starting with {CLAIM_POD_PREFIX!r})")
             records = self._claims.records() if self._static else []
             pods = [self._claim_pod(r) for r in records]
             pods += self._cached_pods(cache)
             node.adopt(pods)
-            for record in records:
-                if not self._claim_held(record):
-                    self._reserve(record)
+            with node.simulated_node.memory_manager.deferred_writes():
+                for record in records:
+                    if not self._claim_held(record):
+                        self._reserve(record)
             self._refresh_memsets()
             self._publish_devices()
 
@@ -228,25 +255,47 @@ class KubeletBackend:
             nodes.update(block.numa_affinity or [])
         return sorted(nodes)
 
+    def _container_memset(self, container: Container) -> list[int]:
+        """A container's memory set: its (pod UID, name)'s blocks, never a claim's."""
+        if is_claim_pod_uid(container.pod_uid):
+            return []
+        return self._memset(container.pod_uid, container.name)
+
     def _refresh_memsets(self) -> None:
         _, cache = self._require()
         for c in cache:
-            mems = cpuset_string(self._memset(c.pod_uid, c.name))
+            mems = cpuset_string(self._container_memset(c))
             if mems != c.memset:
                 c.memset = mems
                 cache.insert(c)
+
+    @staticmethod
+    def _holder_id(cache: ContainerCache, pod_uid: str, name: str) -> Optional[str]:
+        """The ID of the container that owns the memory of (pod UID, container name): the latest one
+        cached (a restarted container comes back under a new ID and takes the assignment over;
+        kubelet keys the memory by pod UID and container name, never by container ID)."""
+        owner = None
+        for c in cache:
+            if c.name == name and c.pod_uid == pod_uid:
+                owner = c.id
+        return owner
 
     def _active(self, pod_uid: str) -> bool:
         node, _ = self._require()
         return node.simulated_node._admitted.get(pod_uid) is not None
 
+    @staticmethod
+    def _refuse_claim_key(container: Container) -> None:
+        """Containers and claims do not share a key space: a pod UID of the claims' is refused."""
+        if is_claim_pod_uid(container.pod_uid):
+            raise PolicyError(f"{container.pretty_name()}: pod UID {container.pod_uid!r} is reserved for DRA claims "
+                              f"(UIDs starting with {CLAIM_POD_PREFIX!r})")
+
     def _admit(self, container: Container) -> None:
         """Admit the container's pod as kubelet does (unless the container is already placed)."""
         node, _ = self._require()
         pod = container.parsed_pod()
-        if pod.uid.startswith(CLAIM_POD_PREFIX):
-            raise PolicyError(f"{container.pretty_name()}: pod UID {pod.uid!r} is reserved for DRA claims "
-                              f"(UIDs starting with {CLAIM_POD_PREFIX!r})")
+        self._refuse_claim_key(container)
         if self._active(pod.uid):
             if self._blocks(pod.uid, container.name) is not None or not self._static:
                 return
@@ -260,39 +309,61 @@ class KubeletBackend:
     def allocate_resources(self, container: Container) -> None:
         """Admit the container (its pod as a whole, as kubelet admits pods) and cache it with
         its memory set; kubelet's refusal is raised as PolicyError."""
+        container = _container(container, "allocate_resources")
         with self._lock:
             _, cache = self._require()
             self._admit(container)
-            container.memset = cpuset_string(self._memset(container.pod_uid, container.name))
-            cache.insert(container)
+            container.memset = cpuset_string(self._container_memset(container))
+            cache.insert(container)  # a new ID goes last: the owner of its (pod UID, name) from now on
 
     def release_resources(self, container: Container) -> None:
         """kubelet's RemoveContainer for this container (idempotent); the pod is removed when
-        none of its containers is cached any more."""
+        none of its containers is cached any more.
+
+        The memory belongs to (pod UID, container name), held by the latest container cached
+        under them: releasing an older container ID (one a restart replaced) releases nothing,
+        and releasing the owner also forgets the IDs it replaced. A container whose pod UID is
+        in the claims' key space never held memory: releasing it releases no claim."""
+        container = _container(container, "release_resources")
         with self._lock:
             node, cache = self._require()
-            cache.delete(container.id)
             pod = container.parsed_pod()
-            if not self._active(pod.uid):
+            holder = self._holder_id(cache, pod.uid, container.name)
+            cache.delete(container.id)
+            if is_claim_pod_uid(pod.uid) or not self._active(pod.uid):
                 return
+            if holder is not None and holder != container.id:
+                return  # a replaced ID: the memory is its successor's
+            for c in cache:
+                if c.pod_uid == pod.uid and c.name == container.name:
+                    cache.delete(c.id)
             node.simulated_node.remove_container_ids([f"{pod.uid}/{container.name}"])
             if not any(c.pod_uid == pod.uid for c in cache):
                 node.simulated_node.remove(node.simulated_node._admitted[pod.uid])
 
     def sync(self, add: Sequence[Container], delete: Sequence[Container]) -> None:
         """Release `delete`; re-adopt the containers of `add` already placed; allocate the rest."""
+        add, delete = _containers(add, "sync: add"), _containers(delete, "sync: delete")
         with self._lock:
             node, cache = self._require()
             for c in delete:
                 self.release_resources(c)
-            placed = [c for c in add if self._blocks(c.pod_uid, c.name) is not None]
+            errors = []
+            placed = []
+            for c in add:
+                if is_claim_pod_uid(c.pod_uid):
+                    try:
+                        self._refuse_claim_key(c)
+                    except PolicyError as err:
+                        errors.append(str(err))
+                elif self._blocks(c.pod_uid, c.name) is not None:
+                    placed.append(c)
             node.adopt([c.parsed_pod() for c in placed if not self._active(c.pod_uid)])
             for c in placed:
                 c.memset = cpuset_string(self._memset(c.pod_uid, c.name))
                 cache.insert(c)
-            errors = []
             for c in add:
-                if c in placed:
+                if c in placed or is_claim_pod_uid(c.pod_uid):
                     continue
                 try:
                     self.allocate_resources(c)
@@ -308,6 +379,7 @@ class KubeletBackend:
         refused as infeasible (upstream skips that check only with InPlacePodVerticalScalingExclusiveCPUs,
         a gate this project does not know, so it always applies); other pods (which hold no
         exclusive memory) are accepted and cached with their new resources."""
+        container = _container(container, "update_resources")
         with self._lock:
             _, cache = self._require()
             old = cache.lookup(container.id)
@@ -328,6 +400,7 @@ class KubeletBackend:
 
     def container_started(self, container: Container) -> None:
         """Mark the cached container as started."""
+        container = _container(container, "container_started")
         with self._lock:
             _, cache = self._require()
             cached = cache.lookup(container.id)
@@ -340,9 +413,10 @@ class KubeletBackend:
     def export_resource_data(self, container: Container) -> dict[str, str]:
         """`MEMS`: the container's cpuset.mems (when kubelet sets one); `CLAIMED_MEMS`: the NUMA
         nodes of the memory claims it uses (when any). Both are extensions of the seed's list."""
+        container = _container(container, "export_resource_data")
         with self._lock:
             data: dict[str, str] = {}
-            mems = self._memset(container.pod_uid, container.name)
+            mems = self._container_memset(container)
             if mems:
                 data[MEMS] = cpuset_string(mems)
             claimed: set[int] = set()
@@ -366,7 +440,7 @@ class KubeletBackend:
         """The memory set of every cached container."""
         with self._lock:
             _, cache = self._require()
-            return [self._memset(c.pod_uid, c.name) for c in cache]
+            return [self._container_memset(c) for c in cache]
 
     def get_topology_zones(self) -> list[TopologyZone]:
         """One zone per NUMA node (`memory set` attribute); per-container sub-zones when
@@ -379,7 +453,7 @@ class KubeletBackend:
                     memory: dict[str, int] = {}
                     for block in self._blocks(c.pod_uid, c.name) or []:
                         memory[block.type] = memory.get(block.type, 0) + block.size
-                    subzones.append((c.pretty_name(), self._memset(c.pod_uid, c.name), memory))
+                    subzones.append((c.pretty_name(), self._container_memset(c), memory))
             return numa_zones(self.machine_state(), subzones)
 
     def get_extended_resources(self) -> ExtendedResources:
@@ -502,11 +576,15 @@ class KubeletBackend:
                 raise ErrNoDRAClaims
             self._require()
             if not isinstance(claim, ResourceClaim) or not isinstance(claim.uid, str) or not claim.uid:
-                raise PolicyError(f"allocate_claim: expected a ResourceClaim with a UID, got {claim!r}")
+                raise PolicyArgumentError("allocate_claim: claim", f"expected a ResourceClaim with a UID, got "
+                                          f"{describe(claim)}")
+            if not isinstance(results, (list, tuple)):
+                raise PolicyArgumentError("allocate_claim: results", "expected a list of DeviceRequestAllocationResult, "
+                                          f"got {describe(results)}")
             for i, item in enumerate(results):
                 if not isinstance(item, DeviceRequestAllocationResult):
-                    raise PolicyError(f"claim {claim.uid}: results[{i}]: expected a DeviceRequestAllocationResult, "
-                                      f"got {type(item).__name__}")
+                    raise PolicyArgumentError(f"claim {claim.uid}: results[{i}]", "expected a DeviceRequestAllocationResult, "
+                                              f"got {describe(item)}")
             known = self._claims.get(claim.uid)
             if known is not None:
                 return list(known.edits)
@@ -519,10 +597,10 @@ class KubeletBackend:
                                           f"{', '.join(unknown)} (it takes: {', '.join(CONFIG_PARAMETERS)})")
             allocations = []
             for i, result in enumerate(results):
-                where = f"{label}: results[{i}] (request {result.request!r}, device {result.device!r})"
+                where = f"{label}: results[{i}] (request {brief(result.request)}, device {brief(result.device)})"
                 if result.driver != self._driver:
                     raise PolicyError(f"{where}: driver {result.driver!r} is not this policy's ({self._driver!r})")
-                m = _DEVICE.match(result.device)
+                m = _DEVICE.fullmatch(result.device)
                 if m is None:
                     raise PolicyError(f"{where}: no such device (devices are memory-numa<N>)")
                 allocations.append(ClaimAllocation(result.request, result.device, int(m.group(1)), CLAIM_RESOURCE,
@@ -541,6 +619,7 @@ class KubeletBackend:
 
     def release_claim(self, uid: str) -> None:
         """Free a claim's reservation and forget its record (unknown or released twice: fine)."""
+        check_str(uid, "release_claim: uid")
         with self._lock:
             if not self._static:
                 raise ErrNoDRAClaims

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from typing import Callable, ContextManager, Mapping, Optional, Sequence, TypeVar
 
-from kubeinputs.errors import InputError
+from kubeinputs.errors import InputError, describe
 from kubeinputs.machine import MachineInfo
 from kubeinputs.quantity import Quantity
 from kubeinputs.sysfs import read_machine_info
@@ -24,14 +24,16 @@ from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.export import write_exports
 from memorymanager.resmgr.extended import reconcile_extended_resources
 from memorymanager.resmgr.metrics import SystemCollector
-from memorymanager.resmgr.protocols import Backend, BackendConfig, BackendOptions, Options
+from memorymanager.resmgr.protocols import Backend, BackendConfig, BackendOptions, Options, Owner
 from memorymanager.resmgr.types import (
     ContainerEdits,
     DeviceRequestAllocationResult,
     ExtendedResources,
+    PolicyArgumentError,
     PolicyError,
     ResourceClaim,
     TopologyZone,
+    check_instance,
 )
 
 T = TypeVar("T")
@@ -151,5 +153,16 @@ class Policy:
 def new_policy(backend: Backend, cache: ContainerCache, options: Optional[Options] = None,
                system: Optional[MachineInfo] = None) -> Policy:
     """A Policy around `backend`. `system` is the machine info (an extension: the seed
-    discovers the host's; None here reads this host's sysfs at `start`)."""
+    discovers the host's; None here reads this host's sysfs at `start`). An argument of the
+    wrong type is a PolicyArgumentError naming it."""
+    if not isinstance(backend, Backend):
+        raise PolicyArgumentError("new_policy: backend", f"expected a Backend (such as KubeletBackend()), got {describe(backend)}")
+    check_instance(cache, ContainerCache, "new_policy: cache")
+    if options is not None:
+        check_instance(options, Options, "new_policy: options")
+        if options.owner is not None and not isinstance(options.owner, Owner):
+            raise PolicyArgumentError("new_policy: options.owner", "expected an Owner (a lock with update_containers, "
+                                      f"publish_dra_devices, dra_list_attributes_supported), got {describe(options.owner)}")
+    if system is not None:
+        check_instance(system, MachineInfo, "new_policy: system")
     return Policy(backend, cache, options or Options(), system)

@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Union
 
+from kubeinputs.errors import Error, InputError, describe, type_name
 from kubeinputs.quantity import Quantity
 
 # ----- the export file and its variables ---------------------------------------------------------
@@ -67,8 +68,45 @@ Constraint = Union[str, int, Quantity, Mapping[str, object], None]
 ConstraintSet = dict[Domain, Constraint]
 
 
-class PolicyError(Exception):
-    """A request the policy refuses; str() says what and why (kubelet's text where kubelet refuses)."""
+class PolicyError(Error):
+    """A request the policy refuses; str() says what and why (kubelet's text where kubelet refuses).
+    A `memorymanager.Error`, like every error this project raises to a caller."""
+
+
+class PolicyArgumentError(InputError, PolicyError):
+    """A call or a value built with an argument of the wrong type or value: an InputError naming
+    the argument (`ResourceClaim.uid: expected a non-empty string, got null`) that callers of the
+    policy also catch as a PolicyError."""
+
+
+def check_str(value: object, where: str, *, empty: bool = True) -> str:
+    """`value` if it is a string (non-empty unless `empty`), else a PolicyArgumentError."""
+    if not isinstance(value, str) or (not empty and not value):
+        wanted = "a string" if empty else "a non-empty string"
+        raise PolicyArgumentError(where, f"expected {wanted}, got {describe(value)}")
+    return value
+
+
+def check_strings(value: object, where: str) -> tuple[str, ...]:
+    """A list or tuple of strings as a tuple (a string alone is not one), else a PolicyArgumentError."""
+    if not isinstance(value, (list, tuple)):
+        raise PolicyArgumentError(where, f"expected a list of strings, got {describe(value)}")
+    return tuple(check_str(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+def check_instance(value: object, kind: type, where: str) -> None:
+    """A PolicyArgumentError unless `value` is a `kind`."""
+    if not isinstance(value, kind):
+        raise PolicyArgumentError(where, f"expected a {kind.__name__}, got {describe(value)}")
+
+
+def check_string_map(value: object, where: str) -> dict[str, object]:
+    """A mapping with string keys, as a dict, else a PolicyArgumentError."""
+    if not isinstance(value, Mapping):
+        raise PolicyArgumentError(where, f"expected a map, got {describe(value)}")
+    for key in value:
+        check_str(key, f"{where} key")
+    return dict(value)
 
 
 class NoDRAClaimsError(PolicyError):
@@ -146,6 +184,11 @@ class Device:
     attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
     capacity: Mapping[str, Quantity] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        check_str(self.name, "Device.name", empty=False)
+        object.__setattr__(self, "attributes", check_string_map(self.attributes, "Device.attributes"))
+        object.__setattr__(self, "capacity", check_string_map(self.capacity, "Device.capacity"))
+
 
 @dataclass(frozen=True)
 class DeviceRequestAllocationResult:
@@ -158,6 +201,12 @@ class DeviceRequestAllocationResult:
     device: str
     consumed_capacity: Mapping[str, Quantity] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        for name in ("request", "driver", "pool", "device"):
+            check_str(getattr(self, name), f"DeviceRequestAllocationResult.{name}")
+        object.__setattr__(self, "consumed_capacity",
+                           check_string_map(self.consumed_capacity, "DeviceRequestAllocationResult.consumed_capacity"))
+
 
 @dataclass(frozen=True)
 class ClaimConfig:
@@ -167,6 +216,11 @@ class ClaimConfig:
     driver: str
     parameters: Mapping[str, object] = field(default_factory=dict)
     requests: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_str(self.driver, "ClaimConfig.driver")
+        object.__setattr__(self, "parameters", check_string_map(self.parameters, "ClaimConfig.parameters"))
+        object.__setattr__(self, "requests", check_strings(self.requests, "ClaimConfig.requests"))
 
 
 @dataclass(frozen=True)
@@ -178,12 +232,25 @@ class ResourceClaim:
     namespace: str = "default"
     configs: tuple[ClaimConfig, ...] = ()
 
+    def __post_init__(self) -> None:
+        check_str(self.uid, "ResourceClaim.uid", empty=False)
+        check_str(self.name, "ResourceClaim.name")
+        check_str(self.namespace, "ResourceClaim.namespace")
+        if not isinstance(self.configs, (list, tuple)):
+            raise PolicyArgumentError("ResourceClaim.configs", f"expected a list of ClaimConfig, got {type_name(self.configs)}")
+        for i, config in enumerate(self.configs):
+            check_instance(config, ClaimConfig, f"ResourceClaim.configs[{i}]")
+        object.__setattr__(self, "configs", tuple(self.configs))
+
 
 @dataclass(frozen=True)
 class ContainerEdits:
     """CDI container edits (only environment variables, `NAME=value`, are used here)."""
 
     env: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "env", check_strings(self.env, "ContainerEdits.env"))
 
 
 #: A resource quantity as `get_extended_resources` returns it (None: owned, not published).

@@ -57,3 +57,27 @@ def read_png(blob: bytes) -> tuple[int, int, list[bytes]]:
         rows.append(bytes(line))
         prev = line
     return width, height, rows
+
+
+def node_root_with_entries(dest: Path, entries: int) -> Path:
+    """A copy of fixtures/nodes/two-nodes whose checkpoint holds `entries` one-container pods of
+    64Ki each, alternating between the two NUMA nodes, consistent with the machine state (kubelet
+    would load it and start)."""
+    import shutil
+
+    from state.checkpoint import read_checkpoint
+    from state.checkpoint_writer import encode_checkpoint
+    from state.types import Block
+
+    shutil.copytree(ROOT / "fixtures" / "nodes" / "two-nodes", dest, symlinks=True)
+    path = dest / "var" / "lib" / "kubelet" / "memory_manager_state"
+    machine_state = read_checkpoint(path.read_bytes()).machine_state
+    size = 64 << 10
+    assignments = {f"uid-{i:06d}": {"app": [Block([i % 2], "memory", size)]} for i in range(entries)}
+    for numa in (0, 1):
+        count = len(range(numa, entries, 2))
+        table = machine_state[numa].memory_map["memory"]
+        table.reserved, table.free = count * size, table.allocatable - count * size
+        machine_state[numa].number_of_assignments = count
+    path.write_bytes(encode_checkpoint("Static", machine_state, assignments))
+    return dest

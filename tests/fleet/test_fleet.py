@@ -122,12 +122,13 @@ def test_numa_aware_places_only_where_the_filter_fits():
     tried = []
     original = sim._filter
 
-    def spy(node, pod):
-        verdict = original(node, pod)
+    def spy(node, ask):
+        verdict = original(node, ask)
         # the filter sees memory and hugepages, with the QoS class of the whole pod
-        expected = filter_pod(memory_only(pod), node.nrt(), node.allocatable, qos=get_pod_qos(pod, True)).fits
-        assert verdict == expected
-        tried.append((pod.name, node.name, verdict))
+        pod = next(e.pod for e in events if e.pod is not None and e.pod.name == ask.pod.name)
+        assert (ask.pod, ask.qos) == (memory_only(pod), get_pod_qos(pod, True))
+        assert verdict == filter_pod(ask.pod, node.nrt(), node.allocatable, qos=ask.qos).fits
+        tried.append((ask.pod.name, node.name, verdict))
         return verdict
 
     sim._filter = spy

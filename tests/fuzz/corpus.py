@@ -11,6 +11,7 @@ from kubeinputs import limits
 
 BAD = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "bad")
 TWO_NODES = os.path.join(BAD, "..", "machines", "two-nodes.json")
+POD_4GI = os.path.join(BAD, "..", "nodes", "pod-4gi.yaml")
 
 
 def load_cases() -> list[dict]:
@@ -28,6 +29,10 @@ def argv_of(case: dict, path: str) -> list[str]:
         return ["run", path]
     if command in ("inspect", "verify"):
         return ["checkpoint", command, path]
+    if command == "fleet":
+        return ["fleet", os.path.join(path, "fleet.yaml"), "--no-progress"]
+    if command == "explain-node":
+        return ["explain", "--node", path, POD_4GI]
     return ["machine", "--sysfs-root", path]
 
 
@@ -86,3 +91,33 @@ def whitespace_checkpoint(path: str, megabytes: int = 50) -> str:
     with open(path, "wb") as fh:
         fh.write(b" " * (megabytes << 20) + b"{}")
     return path
+
+
+def unbound_trace(folder: str, adds: int, nodes: int = 100, live: int = 1000) -> str:
+    """A fleet of `nodes` 2-NUMA nodes and an unbound trace of `adds` small adds, each pod deleted
+    again `live` adds later (the fleet file's path): 200,000 adds ran past 60 s with no output."""
+    with open(os.path.join(folder, "fleet.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(f"nodes:\n- name: n\n  count: {nodes}\n  machine: {{numaNodes: 2, memoryPerNode: 64Gi}}\n"
+                 "  kubelet: {memoryManagerPolicy: Static, topologyManagerPolicy: single-numa-node,\n"
+                 "            reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]}\n"
+                 "trace: t.jsonl\nplacement: numa-aware\ntemplates:\n  small: {metadata: {name: small}, spec: {containers:\n"
+                 "    [{name: c, resources: {limits: {cpu: '1', memory: 64Mi}}}]}}\n")
+    with open(os.path.join(folder, "t.jsonl"), "w", encoding="utf-8") as fh:
+        for i in range(adds):
+            fh.write(json.dumps({"time": i, "add": {"template": "small", "name": f"p{i}"}}) + "\n")
+            if i >= live:
+                fh.write(json.dumps({"time": i, "delete": f"p{i - live}"}) + "\n")
+    return os.path.join(folder, "fleet.yaml")
+
+
+def claim_records(folder: str, claims: int) -> str:
+    """A resmgr folder whose claims.json holds `claims` small claims and no checkpoint (2,000 hung)."""
+    state = os.path.join(folder, "kubelet")
+    os.makedirs(state, exist_ok=True)
+    records = {f"c{i}": {"uid": f"c{i}", "name": f"n{i}", "namespace": "default",
+                         "allocations": [{"request": "mem", "device": f"memory-numa{i % 2}", "numaNode": i % 2,
+                                          "resource": "memory", "size": 1 << 20}],
+                         "edits": [{"env": [f"CLAIMED_MEMS={i % 2}"]}]} for i in range(claims)}
+    with open(os.path.join(state, "claims.json"), "w", encoding="utf-8") as fh:
+        json.dump({"version": 1, "claims": records}, fh)
+    return folder

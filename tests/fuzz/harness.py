@@ -15,7 +15,7 @@ import tempfile
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from kubeinputs.errors import InputError
+from kubeinputs.errors import Error, InputError
 from kubeinputs.gojson import GoJSONError
 from kubeinputs.limits import WorkLimitError
 from memorymanager.node.simulated_node import NodeError
@@ -28,7 +28,8 @@ OUTCOMES = (OK, ERROR, EXCEPTION, HANG, WRONGLY_ACCEPTED)
 FAILURES = (EXCEPTION, HANG, WRONGLY_ACCEPTED)
 BUDGET_SECONDS = 10.0
 
-CLEAN_ERRORS = (InputError, GoJSONError, CheckpointError, StateError, WorkLimitError, MemoryManagerError, NodeError)
+# the project's errors (`memorymanager.Error` covers the API's, resmgr's PolicyError and the node's)
+CLEAN_ERRORS = (Error, InputError, GoJSONError, CheckpointError, StateError, WorkLimitError, MemoryManagerError, NodeError)
 # a step error the runner reports for a Python exception it caught (error_message adds the type)
 _PYTHON_ERROR = re.compile(r"^(?:[A-Z][A-Za-z]*Error|Exception|RecursionError|MemoryError)\b: ")
 

@@ -169,6 +169,7 @@ class _Clean(_InputError):
 def readers() -> dict[str, tuple[Callable[[Any], Any], Any]]:
     """name -> (reader, hypothesis strategy)."""
     from tests.fuzz import strategies as st
+    from tests.fuzz.surfaces import surfaces
 
     return {
         "scenario": (read_scenario, st.scenario_files()),
@@ -179,4 +180,5 @@ def readers() -> dict[str, tuple[Callable[[Any], Any], Any]]:
         "kubelet": (read_kubelet, st.kubelet_configs()),
         "checkpoint": (read_checkpoint, st.checkpoints()),
         "grpc": (read_grpc, st.grpc_requests()),
+        **surfaces(),
     }

@@ -10,7 +10,10 @@ from tests.helpers.budget import examples
 
 # inputs per reader: the default run's, then the long run's (MEMORYMANAGER_LONG=1); the longest runs:
 # python -m tests.fuzz --examples N
-CI_EXAMPLES = {"scenario": examples(60, 150), "grpc": examples(60, 150)}
+CI_EXAMPLES = {"scenario": examples(60, 150), "grpc": examples(60, 150),
+               # the newer surfaces (tests/fuzz/surfaces.py), fewer: each builds nodes, folders or policies
+               "api": examples(80, 200), "fleet-spec": examples(30, 80), "fleet-trace": examples(50, 120),
+               "explain-node": examples(15, 40), "resmgr-calls": examples(50, 120), "resmgr-records": examples(25, 60)}
 DEFAULT_EXAMPLES = examples(100, 250)
 
 

@@ -41,5 +41,5 @@ def test_bad_claim_arguments_are_clear(tmp_path) -> None:
     policy, _ = make_policy(str(tmp_path))
     with pytest.raises(r.PolicyError, match="expected a ResourceClaim with a UID"):
         policy.allocate_claim("c", [result(0, GI)])  # type: ignore[arg-type]
-    with pytest.raises(r.PolicyError, match=r"results\[0\]: expected a DeviceRequestAllocationResult, got dict"):
+    with pytest.raises(r.PolicyError, match=r"results\[0\]: expected a DeviceRequestAllocationResult, got map"):
         policy.allocate_claim(claim("c"), [{"device": "memory-numa0"}])  # type: ignore[list-item]

@@ -1,11 +1,15 @@
 """A hypothesis state machine over random interleavings of sync, allocate, release, claim,
-release-claim and restart of the kubelet-static backend, checking after every step:
+release-claim and restart of the kubelet-static backend, and of container restarts under new
+container IDs released in any order (issue 18), checking after every step:
 
 - memory is conserved per NUMA node and resource (allocatable = reserved + free, and the
   reserved bytes are exactly the bytes of the assignments), and never over-committed;
 - nothing is allocated twice: the memory manager holds exactly the model's claims and
   placed containers, each once;
 - claims are idempotent: preparing a held claim again returns the same edits and changes nothing;
+- memory belongs to (pod UID, container name), held by the latest container ID allocated for
+  them: releasing a replaced ID releases nothing, releasing the holder releases the memory and
+  forgets the IDs it replaced; a container in the claims' key space never touches a claim;
 - a restart changes nothing observable (machine state, memory sets, claim records, exports).
 """
 from __future__ import annotations
@@ -38,6 +42,7 @@ class ResmgrMachine(RuleBasedStateMachine):
         self.dir = tempfile.mkdtemp(prefix="resmgr-sm-")
         self.counter = 0
         self.placed: dict[str, r.Container] = {}  # container ID -> container, as the model expects
+        self.holder: dict[tuple[str, str], str] = {}  # (pod UID, container name) -> the ID holding its memory
         self.held: dict[str, list[r.ContainerEdits]] = {}  # claim UID -> edits
         self.policy = self._start()
 
@@ -55,21 +60,72 @@ class ResmgrMachine(RuleBasedStateMachine):
 
     # ----- rules -----
 
+    def _placed(self, c: r.Container) -> None:
+        """The model after `c` was allocated: cached, and the holder of its (pod UID, name)."""
+        self.placed[c.id] = c
+        self.holder[(c.pod_uid, c.name)] = c.id
+
+    def _released(self, c: r.Container) -> None:
+        """The model after `c` was released: a holder frees the memory and forgets the IDs it
+        replaced; any other ID is only forgotten."""
+        key = (c.pod_uid, c.name)
+        if c.id in self.placed and self.holder.get(key) == c.id:
+            del self.holder[key]
+            for other in [i for i, x in self.placed.items() if (x.pod_uid, x.name) == key]:
+                del self.placed[other]
+        self.placed.pop(c.id, None)
+
     @rule(target=containers, size=SIZES)
     def allocate(self, size: int) -> r.Container:
         c = container(self._name("p"), f"{size}Gi")
         try:
             self.policy.allocate_resources(c)
-            self.placed[c.id] = c
+            self._placed(c)
         except r.PolicyError as err:
             assert "default/" in str(err)  # kubelet's refusal, naming the container
         return c
+
+    @rule(target=containers, c=containers)
+    def restart_container(self, c: r.Container) -> r.Container:
+        """The same pod's container again under a new container ID (what a container restart
+        looks like to NRI); the old ID is released later, or never, in any order."""
+        again = r.Container(self._name("id-"), c.pod, c.name)
+        before = self.policy.backend.machine_state()
+        try:
+            self.policy.allocate_resources(again)
+        except r.PolicyError as err:
+            assert c.id not in self.placed or self.holder.get((c.pod_uid, c.name)) != c.id, err
+            return again
+        if c.id in self.placed and self.holder.get((c.pod_uid, c.name)) == c.id:
+            assert self.policy.backend.machine_state() == before  # the memory is taken over, not placed again
+        self._placed(again)
+        return again
 
     @rule(c=consumes(containers))
     def release(self, c: r.Container) -> None:
         self.policy.release_resources(c)
         self.policy.release_resources(c)  # idempotent
-        self.placed.pop(c.id, None)
+        self._released(c)
+
+    @rule(uid=claims)
+    def claim_key_container(self, uid: str) -> None:
+        """A container whose pod UID is a claim's synthetic pod UID never touches the claim."""
+        manifest = {"metadata": {"name": "squatter", "uid": claim_pod_uid(uid)},
+                    "spec": {"containers": [{"name": "result-0", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}
+        squatter = r.Container(self._name("sq-"), manifest, "result-0")
+        before = self.policy.backend.machine_state()
+        try:
+            self.policy.allocate_resources(squatter)
+            raise AssertionError("a container took a claim's key")
+        except r.PolicyError as err:
+            assert "reserved for DRA claims" in str(err)
+        try:
+            self.policy.sync([squatter], [])
+        except r.PolicyError as err:
+            assert "reserved for DRA claims" in str(err)
+        self.policy.release_resources(squatter)
+        assert self.policy.backend.export_resource_data(squatter) == {}
+        assert self.policy.backend.machine_state() == before
 
     @rule(target=containers, size=SIZES, victims=st.lists(st.integers(0, 50), max_size=2))
     def sync(self, size: int, victims: list[int]) -> r.Container:
@@ -78,11 +134,12 @@ class ResmgrMachine(RuleBasedStateMachine):
         c = container(self._name("s"), f"{size}Gi")
         try:
             self.policy.sync([c], delete)
-            self.placed[c.id] = c
+            for d in delete:
+                self._released(d)
+            self._placed(c)
         except r.PolicyError:
-            pass
-        for d in delete:
-            self.placed.pop(d.id, None)
+            for d in delete:
+                self._released(d)
         return c
 
     @rule(target=claims, numa=st.integers(0, 1), size=SIZES)
@@ -120,7 +177,7 @@ class ResmgrMachine(RuleBasedStateMachine):
             c = container(self._name("e"), "1Gi")
             try:
                 self.policy.allocate_resources(c)
-                self.placed[c.id] = c
+                self._placed(c)
             except r.PolicyError:
                 pass
             self.policy.sync([x for x in self.policy.cache if x.id != c.id], [])
@@ -173,10 +230,15 @@ class ResmgrMachine(RuleBasedStateMachine):
     @invariant()
     def nothing_allocated_twice(self) -> None:
         assignments = self.policy.backend._node.simulated_node.state().get_memory_assignments()
-        expected = {claim_pod_uid(uid) for uid in self.held} | {c.pod_uid for c in self.placed.values()}
+        expected = {claim_pod_uid(uid) for uid in self.held} | {pod_uid for pod_uid, _ in self.holder}
         assert set(assignments) == expected
         assert {x.uid for x in self.policy.backend.claim_records()} == set(self.held)
         assert {c.id for c in self.policy.cache} == set(self.placed)
+        for (pod_uid, name), holder in self.holder.items():
+            # every cached ID of a container exports the memory its holder has
+            mems = {self.policy.backend.export_resource_data(c).get("MEMS")
+                    for c in self.placed.values() if (c.pod_uid, c.name) == (pod_uid, name)}
+            assert len(mems) == 1 and None not in mems, (pod_uid, mems)
         for uid, edits in self.held.items():
             nodes = {int(e.env[0].split("=")[1]) for e in edits}
             pod = assignments[claim_pod_uid(uid)]

@@ -133,4 +133,18 @@ def test_temporary_files_are_not_checkpoints(tmp_path) -> None:
     assert manager.list_checkpoints() == [CHECKPOINT_FILE_NAME]
 
 
+def test_memory_file_ops_keep_the_store_off_the_disk(tmp_path) -> None:
+    from state.checkpoint_manager import MemoryFileOps
+
+    folder = tmp_path / "never-created"
+    ops = MemoryFileOps()
+    state = new_checkpoint_state(str(folder), CHECKPOINT_FILE_NAME, "Static", ops=ops)
+    state.set_memory_blocks("pod", "app", [Block([0], "memory", 1024)])
+    assert not folder.exists()
+    assert list(ops.files) == [str(folder / CHECKPOINT_FILE_NAME)]  # no temporary file left behind
+    again = new_checkpoint_state(str(folder), CHECKPOINT_FILE_NAME, "Static", ops=ops)
+    assert again.get_memory_blocks("pod", "app") == [Block([0], "memory", 1024)]
+    assert read_checkpoint(ops.files[str(folder / CHECKPOINT_FILE_NAME)]).entries["pod"]["app"][0].size == 1024
+
+
 # A SIGKILL at every boundary of the checkpoint writer's durable write: tests/crash (deterministic kill points).
