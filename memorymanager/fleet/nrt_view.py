@@ -5,10 +5,12 @@ The simulated node has no CPU manager and no device plugins, so its PodResources
 memory blocks only: the zones list memory and hugepages, never cpu or devices.
 
 `NodeNRT` keeps that object up to date pod by pod, so that its cost per admission or deletion
-does not grow with the pods on the node: the updater draws each counted pod's blocks down from
-their NUMA nodes, greedily and never below zero, and for blocks on one NUMA node each (every
-block, under single-numa-node, the only policy the filter acts on) that draw is a sum taken
-from allocatable, clamped at zero, in any order. While a counted pod holds a block on several
+does not grow with the pods on the node: the updater counts the pods its scanner watches
+(`nrt_scanner.is_watchable`: Guaranteed, or holding a device) and draws each counted pod's blocks
+down from their NUMA nodes, greedily and never below zero, and for blocks on one NUMA node each
+(every block, under single-numa-node, the only policy the filter acts on) that draw is a sum
+taken from allocatable, clamped at zero, in any order. The pods fingerprint attribute is signed
+from each listed pod's hash, computed once per pod. While a counted pod holds a block on several
 NUMA nodes (the draw then depends on the order of the pods) the object is computed whole, as
 `node_nrt` does (tests/fleet/test_nrt_view.py compares the two after every step).
 """
@@ -20,7 +22,10 @@ from kubeinputs.pod import Pod
 from kubeinputs.quantity import parse_quantity
 from memorymanager.node.api import Node
 from memorymanager.server.host import ContainerView, PodView, listed_containers
-from memorymanager.server.nrt import ZoneAmounts, integral_cpus, node_resource_topology, node_zones
+from kubeinputs.features import POD_LEVEL_RESOURCES_GATE, FeatureGates
+from memorymanager.server import podfingerprint
+from memorymanager.server.nrt import ZoneAmounts, attributes, node_resource_topology, node_zones
+from memorymanager.server.nrt_scanner import ScanOptions, is_watchable
 from memorymanager.server.podresources import ProviderData, container_memory, pod_resources
 from memorymanager.server.protos.v1 import api_pb2 as v1
 
@@ -70,6 +75,9 @@ class NodeNRT:
                                               int(parse_quantity(r["allocatable"]).value))
                                   for r in zone["resources"]}
         self.distances = {n.node_id: n.distances for n in node.machine.topology}
+        gates = FeatureGates.from_config(node.kubelet.feature_gates)
+        self.scan_options = ScanOptions(pod_level_resources=gates.enabled(POD_LEVEL_RESOURCES_GATE))
+        self.hashes: dict[str, int] = {}  # listed pods (every active pod) -> podfingerprint.pod_hash
         self.drawn: dict[tuple[int, str], int] = {}
         self.pods: dict[str, Drawn] = {}  # counted pods on one NUMA node per block: what each draws
         self.spanning: set[str] = set()  # counted pods with a block on several NUMA nodes
@@ -92,9 +100,11 @@ class NodeNRT:
         return draws
 
     def added(self, pod: Pod) -> None:
-        """An admitted pod (the updater counts it when its CPU requests are integral)."""
+        """An admitted pod (listed; counted when the updater's scanner watches it)."""
         self._object = None
-        if not integral_cpus(pod):
+        self.hashes[pod.uid] = podfingerprint.pod_hash(pod.namespace, pod.name)
+        listed = v1.PodResources(name=pod.name, namespace=pod.namespace)  # no devices on a fleet node
+        if not is_watchable(listed, pod, self.scan_options)[0]:
             return
         draws = self._draws(pod)
         if draws is None:
@@ -107,6 +117,7 @@ class NodeNRT:
     def removed(self, pod: Pod) -> None:
         """A deleted pod."""
         self._object = None
+        self.hashes.pop(pod.uid, None)
         self.spanning.discard(pod.uid)
         for numa, resource, size in self.pods.pop(pod.uid, ()):
             self.drawn[(numa, resource)] -= size
@@ -120,5 +131,8 @@ class NodeNRT:
                 amounts = {numa: {res: ZoneAmounts(cap, alloc, max(0, alloc - self.drawn.get((numa, res), 0)))
                                   for res, (cap, alloc) in resources.items()}
                            for numa, resources in self.amounts.items()}
-                self._object = dict(self.base, zones=node_zones(self.distances, amounts))
+                scanned = ((podfingerprint.ATTRIBUTE, podfingerprint.sign_hashes(self.hashes.values())),) \
+                    if self.hashes and self.scan_options.pods_fingerprint else ()
+                self._object = dict(self.base, attributes=attributes(self.node.kubelet, scanned),
+                                    zones=node_zones(self.distances, amounts))
         return self._object

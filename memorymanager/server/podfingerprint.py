@@ -112,12 +112,23 @@ class Fingerprint:
 
     def sum(self) -> bytes:
         """The 8 bytes of the set's hash (big-endian, as Go's `hash.Sum`)."""
-        body = b"".join(struct.pack("<Q", h) for h in sorted(self._hashes))
-        return struct.pack(">Q", xxh64(body))
+        return sum_of_hashes(self._hashes)
 
     def sign(self) -> str:
         """`pfp0v001` and the sum in hex."""
         return PREFIX + VERSION + self.sum().hex()
+
+
+def sum_of_hashes(hashes: Iterable[int]) -> bytes:
+    """The 8 bytes of the hash of a set of pods given by their `pod_hash` values (for callers that
+    keep a changing set's values, computing each pod's once)."""
+    body = b"".join(struct.pack("<Q", h) for h in sorted(hashes))
+    return struct.pack(">Q", xxh64(body))
+
+
+def sign_hashes(hashes: Iterable[int]) -> str:
+    """The signature of a set of pods given by their `pod_hash` values."""
+    return PREFIX + VERSION + sum_of_hashes(hashes).hex()
 
 
 def sign(pods: Iterable[tuple[str, str]]) -> str:
