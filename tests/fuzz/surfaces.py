@@ -204,7 +204,7 @@ def api_calls(draw: Any) -> tuple[tuple[str, tuple, dict], bool]:
             kwargs[arg] = value
         return ("synthetic_machine", tuple(args), kwargs), True
     if kind == "pod":
-        call = draw(st.sampled_from(["would_admit", "admit", "hints"]))
+        call = draw(st.sampled_from(["would_admit", "admit", "hints", "largest_admissible"]))
         if draw(st.booleans()):
             return (call, (draw(st.sampled_from(WRONG_FOR["pod"])),), {}), True
         doc = draw(mutated(SEED_POD))

@@ -52,6 +52,9 @@ CALLS = {
                                  "hints.app.cpu[0].numaAffinity", "expected a list of NUMA ids"),  # hang
     "hints with a generator": (lambda n: memorymanager.Node(MACHINE, {**STATIC, "topologyManagerScope": "pod"}).would_admit(
         pod(), {"cpu": [(itertools.count(), True)]}), "hints.cpu[0].numaAffinity", "expected a list of NUMA ids"),  # hang
+    "largest_admissible(5)": (lambda n: n.largest_admissible(5), "pod", "expected a v1 Pod manifest"),
+    "largest_admissible with range hints": (lambda n: n.largest_admissible(pod(), {"app": {"cpu": [(range(10 ** 12), True)]}}),
+                                            "hints.app.cpu[0].numaAffinity", "expected a list of NUMA ids"),
     # silently accepted
     "Node(state_dir=5)": (lambda n: memorymanager.Node(MACHINE, STATIC, state_dir=5), "state_dir", "got integer 5"),
     "Node(machine=None)": (lambda n: memorymanager.Node(None, STATIC), "machine", "got null"),
@@ -61,6 +64,8 @@ CALLS = {
                                   "kubelet.topologyManagerScope", "got None"),
     "memory None": (lambda n: n.would_admit(pod(memory=None)), "pod.spec.containers[0].resources.limits.memory", "got None"),
     "cpu None": (lambda n: n.would_admit(pod(cpu=None)), "pod.spec.containers[0].resources.limits.cpu", "got None"),
+    "largest_admissible memory None": (lambda n: n.largest_admissible(pod(memory=None)),
+                                       "pod.spec.containers[0].resources.limits.memory", "got None"),
     "limits None": (lambda n: n.would_admit({"metadata": {"name": "p"}, "spec": {"containers": [
         {"name": "app", "resources": {"limits": None}}]}}), "pod.spec.containers[0].resources.limits", "got None"),
     "uid None": (lambda n: n.admit({"metadata": {"name": "p", "uid": None}, "spec": {"containers": [{"name": "app"}]}}),
