@@ -279,6 +279,13 @@ class SimulatedNode:
         if self.write_behind and self.running:
             self._held_writes.hold(self.memory_manager.deferred_writes())
 
+    def end_write_behind(self) -> None:
+        """With write_behind: write the checkpoint now if anything changed, and defer no more. The
+        runner calls it before it removes its throwaway folder: a write still held would otherwise
+        land when the held context is collected, recreating the folder after its removal."""
+        self.write_behind = False
+        self._held_writes.release()
+
     def _start(self) -> None:
         """In kubelet's order: feature gates, configuration validation, topology manager,
         memory manager, hint-provider registration, memory manager Start."""

@@ -205,12 +205,18 @@ def run_scenario(
     if state_dir is None:
         temp = tempfile.mkdtemp(prefix="memorymanager-")
         state_dir = temp
+    run: Optional[ScenarioRun] = None
     try:
         prepare_state_dir(scenario, state_dir)
-        steps = ScenarioRun(scenario, state_dir, merge_fn, observe_all, durable=temp is None).run()
+        run = ScenarioRun(scenario, state_dir, merge_fn, observe_all, durable=temp is None)
+        steps = run.run()
     finally:
-        if temp is not None:
-            shutil.rmtree(temp, ignore_errors=True)
+        try:
+            if run is not None:  # also when SIGTERM or Ctrl-C unwinds the run: the held write lands first
+                run.node.end_write_behind()
+        finally:
+            if temp is not None:
+                shutil.rmtree(temp, ignore_errors=True)
     return ScenarioResult(scenario.path, scenario.name, steps)
 
 
