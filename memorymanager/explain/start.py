@@ -14,21 +14,17 @@ from typing import Optional
 
 from kubeinputs.errors import InputError
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file
-from kubeinputs.limits import read_bytes
 from kubeinputs.machine import MachineInfo, load_machine_info
 from kubeinputs.sysfs import read_machine_info
 from memorymanager.explain.live import kubelet_paths
 from memorymanager.node.start_diagnosis import DEFAULT_CHECKPOINT_PATH, StartDiagnosis, diagnose_start
+from state.checkpoint_manager import read_checkpoint_file
 
 
 def _checkpoint_bytes(path: Path) -> Optional[bytes]:
-    """The checkpoint's bytes, None when there is no file."""
-    if not path.exists():
-        return None
-    try:
-        return read_bytes(path, limit_name="max_checkpoint_bytes")
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror}") from None
+    """The checkpoint's bytes, None when there is no file; read as `checkpoint verify` and
+    `explain --node` read it (a folder, a FIFO, a link loop or a file past the limit refused)."""
+    return read_checkpoint_file(str(path))
 
 
 def start_of_scenario(path: str) -> StartDiagnosis:

@@ -64,6 +64,15 @@ def test_what_is_no_checkpoint_is_refused_as_checkpoint_verify_refuses_it(tmp_pa
     assert reason in verified.getvalue()
 
 
+@pytest.mark.parametrize("case", list(CASES))
+def test_explain_start_of_a_node_reads_its_checkpoint_the_same_way(tmp_path: Path, case: str) -> None:
+    make, reason = CASES[case]
+    root = root_with_state(tmp_path, make)
+    code, out, err = run("explain", "--start", "--node", str(root))
+    assert code == 2 and out == "", out
+    assert f"{root / STATE}: " in err and reason in err and "Traceback" not in err
+
+
 def test_a_dangling_symbolic_link_is_no_checkpoint_as_for_kubelet(tmp_path: Path) -> None:
     root = root_with_state(tmp_path, lambda p: os.symlink("nowhere", p))
     code, out, err = run("explain", "--node", str(root), POD, "--format", "json")
