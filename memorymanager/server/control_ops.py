@@ -25,11 +25,11 @@ from kubeinputs.reader import load_json_text, load_text
 from memorymanager.explain.build import explain_pod
 from memorymanager.explain.jsondoc import dumps, explanation_document
 from memorymanager.explain.text import explanation_lines
-from memorymanager.node.api import Admission, hint_provider, read_pod
+from memorymanager.node.api import Admission, hint_provider
 from memorymanager.node.simulated_node import KubeletStartError, NodeError
 from memorymanager.policy import MemoryManagerError
 from memorymanager.server import budget
-from memorymanager.server.host import NodeHost, not_running_message, parse_overrides
+from memorymanager.server.host import NodeHost, document_pod, not_running_message, parse_overrides
 from memorymanager.server.protos.control import control_pb2 as pb
 from topologymanager.errors import BoundedWorkError
 from topologymanager.hint_family import HintFamily
@@ -169,7 +169,7 @@ def _remove(host: NodeHost, p: Prepared) -> pb.RemoveResponse:
 
 
 def _hints(host: NodeHost, p: Prepared) -> pb.HintsResponse:
-    hints = host.locked(lambda: host.node.hints(p.pod))
+    hints = host.locked(lambda: host.node.hints(document_pod(p.pod)))
     containers = []
     for name, by_resource in hints.items():
         if by_resource is None:
@@ -225,7 +225,7 @@ def _explain(host: NodeHost, p: Prepared) -> pb.ExplainResponse:
     def explain() -> Any:
         node = host.node
         node.pods()  # starts the node on first use, as every other call does
-        pod = read_pod(p.pod)
+        pod = document_pod(p.pod)
         return explain_pod(node.simulated_node, pod, hint_provider(pod, p.hints, node.kubelet.topology_manager_scope))
 
     explanation = host.locked(explain)

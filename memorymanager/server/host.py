@@ -13,11 +13,11 @@ import json
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Mapping, Optional, TypeVar
 
 from kubeinputs.errors import InputError
 from kubeinputs.features import FeatureGateError, FeatureGates
-from kubeinputs.pod import Pod
+from kubeinputs.pod import Pod, parse_pod
 from kubeinputs.reader import load_file, load_text
 from memorymanager.node.api import Admission, HintsInput, Node, PodInput, find_admitted, read_pod
 from memorymanager.node.simulated_node import KubeletStartError
@@ -38,6 +38,15 @@ def listed_containers(pod: Pod, sidecars: bool = True) -> list[Any]:
     containers; regular init containers are not listed."""
     first = [c for c in pod.init_containers if sidecars and c.is_restartable]
     return first + list(pod.containers)
+
+
+def document_pod(pod: PodInput) -> Pod:
+    """A pod the server was sent (decoded from a request's JSON or YAML) or keeps in its pods file:
+    a decoded document is read as a file's document is, `null` keeping its Kubernetes meaning
+    (`kubeinputs.pod.parse_pod`); the Python API's refusal of None is for values given in Python."""
+    if isinstance(pod, Mapping):
+        return parse_pod(dict(pod), "pod")
+    return read_pod(pod)
 
 
 class NodeHost(SnapshotReader):
@@ -96,7 +105,7 @@ class NodeHost(SnapshotReader):
         doc = load_file(self.pods_file)
         if not isinstance(doc, dict) or not isinstance(doc.get("pods"), list):
             raise InputError("pods", "expected {pods: [v1 Pod manifest, ...]}").in_file(self.pods_file)
-        pods = [read_pod(item) for item in doc["pods"]]
+        pods = [document_pod(item) for item in doc["pods"]]
         self.node.simulated_node.assume_running(pods)
         self._manifests = {pod.uid: item for pod, item in zip(pods, doc["pods"])}
 
@@ -227,7 +236,7 @@ class NodeHost(SnapshotReader):
     def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         with self.lock:
             self.generation += 1  # even a refusal may leave earlier containers' allocations
-            parsed = read_pod(pod)
+            parsed = document_pod(pod)
             listed = parsed.uid in self._manifests
             decided = False  # kubelet admitted or refused the pod (it then moves to the end of its list)
             try:
@@ -245,7 +254,7 @@ class NodeHost(SnapshotReader):
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         with self.lock:
-            return self.node.would_admit(pod, hints)
+            return self.node.would_admit(document_pod(pod), hints)
 
     def remove(self, pod: str, container: Optional[str] = None, *, namespace: Optional[str] = None) -> None:
         with self.lock:

@@ -50,6 +50,19 @@ def test_hints_and_injected_hints(tmp_path):
         assert list(got.placements[0].numa_nodes) == [1]
 
 
+def test_a_json_null_in_a_request_keeps_its_kubernetes_meaning(tmp_path):
+    """The Python API refuses a Python None where it reads a value; a request's JSON `null` is a
+    document's null, read as the API server and kubelet read it (here: no memory limit)."""
+    doc = {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "app", "resources": {"limits": {"cpu": "1", "memory": None}}}]}}
+    with serving(tmp_path) as (_, c):
+        got = c.control.WouldAdmit(ctl.AdmitRequest(pod=json.dumps(doc)))
+        assert got.admitted and dict(got.placements[0].memory) == {}
+        (app,) = c.control.Hints(ctl.HintsRequest(pod=json.dumps(doc))).containers
+        assert app.container == "app"
+        assert c.admit(json.dumps(doc)).admitted
+
+
 @pytest.mark.parametrize("text, code, words", [
     ("", grpc.StatusCode.INVALID_ARGUMENT, "pod: empty"),
     ("{not json", grpc.StatusCode.INVALID_ARGUMENT, "pod"),
