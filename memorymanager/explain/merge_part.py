@@ -11,16 +11,12 @@ from memorymanager.node.render import hint_to_obj
 from memorymanager.explain.model import MergePart, ProviderList, Rival
 from memorymanager.explain.taps import MergeCall
 from topologymanager import bitmask
-from topologymanager.fast_merge import (
-    fitter_key_for,
-    non_preferred_rank,
-    preferred_candidates,
-    produced_masks,
-)
+from topologymanager.fast_merge import produced_masks
 from topologymanager.family_merge import family_merge_hints
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 from topologymanager.merge import filter_providers_hints, max_of_min_affinity_counts
+from topologymanager.merge_order import fitter_key_for, non_preferred_rank, preferred_candidates
 from topologymanager.policy import POLICY_NONE, POLICY_SINGLE_NUMA_NODE
 from topologymanager.policy_single_numa_node import filter_single_numa_hints
 
