@@ -32,8 +32,8 @@ from kubeinputs.cpuset import CPUSet
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 
-from cpumanager.hints import (LISTED_MAX_NODES, listed_hints, min_affinity_size, numa_counts,
-                              reusable_positions)
+from cpumanager.listed_hints import (LISTED_MAX_NODES, listed_hints, min_affinity_size, numa_counts,
+                                     reusable_positions)
 from cpumanager.topology import CPUTopology
 
 
