@@ -19,6 +19,8 @@ import threading
 from importlib.metadata import version
 from typing import Iterator, Optional, Sequence, TextIO
 
+from memorymanager.cli.common import UsageError, add_limit_flag, human_bytes
+
 PROG = "memorymanager"
 
 
@@ -113,15 +115,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_limit_flag(parser: argparse.ArgumentParser) -> None:
-    """`--limit NAME=N`, repeatable: raise one of the readers' work limits (docs/limits.md)."""
-    parser.add_argument("--limit", action="append", default=[], metavar="NAME=N",
-                        help="raise a work limit (max-file-bytes, max-checkpoint-bytes, max-sysfs-bytes, max-depth, "
-                             "max-yaml-nodes, max-number-digits; for serve also max-request-containers, "
-                             "max-request-init-containers, max-explain-containers, max-request-hints, "
-                             "max-control-queue); see docs/limits.md")
-
-
 def apply_limits(args: argparse.Namespace) -> None:
     """Apply every `--limit` of the command line (a bad one is a UsageError)."""
     from kubeinputs import limits
@@ -184,15 +177,6 @@ def cmd_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
     return checkpoint_cli.verify(args.path, args.policy, out)
 
 
-def human_bytes(n: int) -> str:
-    """A byte count with a binary unit (`64Gi`, `1.5Gi`, `512`)."""
-    for unit, size in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if n >= size:
-            value = n / size
-            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
-    return str(n)
-
-
 def machine_table(obj: dict) -> list[str]:
     """A readable table of a cadvisor MachineInfo object (as `machine_info_to_obj` gives it)."""
     lines = [
@@ -242,10 +226,6 @@ def _safe_stream(stream: TextIO) -> TextIO:
         except (ValueError, OSError):
             pass
     return stream
-
-
-class UsageError(Exception):
-    """Arguments that parse but do not make sense together."""
 
 
 class Terminated(BaseException):

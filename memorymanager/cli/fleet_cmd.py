@@ -34,7 +34,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     progress.add_argument("--progress", dest="progress", action="store_true", default=None,
                           help="show a progress bar on stderr (default: when stderr is a terminal)")
     progress.add_argument("--no-progress", dest="progress", action="store_false")
-    from memorymanager.cli.app import add_limit_flag
+    from memorymanager.cli.common import add_limit_flag
 
     add_limit_flag(fleet)
     fleet.set_defaults(handler=run)
@@ -42,7 +42,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Load, simulate, report."""
-    from memorymanager.cli.app import UsageError
+    from memorymanager.cli.common import UsageError
     from memorymanager.fleet.engines import SCHEDULER_TIMEOUT, EngineError, execute
     from memorymanager.fleet.report import ProgressBar, print_table, write_outputs
     from memorymanager.fleet.spec import load_fleet

@@ -16,11 +16,9 @@ import argparse
 import json
 from typing import Any, TextIO
 
+from memorymanager.cli.common import CallError
+
 TIMEOUT_SECONDS = 10.0
-
-
-class CallError(Exception):
-    """A PodResources call that failed; str() names the method, socket, code and message."""
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -43,7 +41,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _bytes(n: int) -> str:
-    from memorymanager.cli.app import human_bytes
+    from memorymanager.cli.common import human_bytes
 
     return human_bytes(n)
 
