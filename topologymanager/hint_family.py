@@ -390,8 +390,3 @@ class StructuredFamily(HintFamily):
         self.weights = weights
         self.capacity = capacity
         self.preferred_width = preferred_width
-
-
-def is_family(hints: object) -> bool:
-    """Whether a provider's hint list is a family."""
-    return isinstance(hints, HintFamily)
