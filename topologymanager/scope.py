@@ -18,6 +18,7 @@ from kubeinputs.limits import WorkLimitError
 from kubeinputs.pod import is_pod_level_resources_set
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import HintProvider
+from topologymanager.observer import NO_OBSERVER, Observer
 from topologymanager.policy import Policy
 
 CONTAINER_TOPOLOGY_SCOPE = "container"
@@ -35,9 +36,12 @@ class Scope:
 
     name: str = ""
 
-    def __init__(self, policy: Policy, feature_gates: Optional[FeatureGates] = None) -> None:
-        """A scope merging with `policy`; `feature_gates` decide the pod-level path (v1.37 defaults if None)."""
+    def __init__(self, policy: Policy, feature_gates: Optional[FeatureGates] = None,
+                 observer: Observer = NO_OBSERVER) -> None:
+        """A scope merging with `policy`; `feature_gates` decide the pod-level path (v1.37 defaults if None);
+        `observer` hears each merge and alignment."""
         self.policy = policy
+        self.observer = observer
         self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
         self.hint_providers: list[HintProvider] = []
         self.pod_topology_hints: dict[str, dict[str, TopologyHint]] = {}
