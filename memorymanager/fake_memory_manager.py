@@ -9,11 +9,12 @@ call; this one stays silent.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any, Mapping, Optional, Union
+from typing import Any, ContextManager, Mapping, Optional, Union
 
 from state.state import StateReader
 from state.state_mem import MemoryState
 from state.types import Block
+from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
 
 from memorymanager.container_map import ContainerMap
@@ -79,6 +80,13 @@ class FakeManager:
 
     def deferred_writes(self):
         """No checkpoint: nothing to defer."""
+        return nullcontext()
+
+    def keep_in_memory(self) -> None:
+        """Nothing ever reaches a file."""
+
+    def pinned_affinity(self, pod_uid: str, hints: Mapping[str, TopologyHint]) -> ContextManager[None]:
+        """Nothing is pinned: nothing to read an affinity for."""
         return nullcontext()
 
     def state(self) -> StateReader:

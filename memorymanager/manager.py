@@ -7,15 +7,19 @@ delegates every decision to its policy (`None` or `Static`).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence, Union
+from contextlib import contextmanager
+from typing import Any, Callable, ContextManager, Iterator, Mapping, Optional, Sequence, Union
 
 from state import CHECKPOINT_FILE_NAME
 from state.state import State, StateReader
 from state.state_checkpoint import new_checkpoint_state
-from state.state_mem import MemoryState
+from state.state_mem import MemoryState, in_memory_copy
 from state.types import Block
 from kubeinputs.features import FeatureGates
+from kubeinputs.pod import Container, Pod
+from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import MEMORY_MANAGER, NO_OBSERVER, Observer
 
 from memorymanager.container_map import ContainerMap, ContainerMapError
 from kubeinputs.goformat import go_map_string, go_quote
@@ -62,14 +66,17 @@ def new_manager(
     policy_options: Optional[Mapping[str, str]] = None,
     feature_gates: Optional[FeatureGates] = None,
     iomem_path: str = PROC_IOMEM_PATH,
+    observer: Observer = NO_OBSERVER,
 ) -> "Manager":
     """kubelet's NewManager: pick and build the policy, with kubelet's validation order and errors.
 
     `state_dir` None keeps the state in memory only (no checkpoint file).
     `iomem_path` is where `memory-drift-tolerance: auto` reads the kernel image size.
+    `observer` hears the manager's and its policy's events (`memorymanager.observer`).
     """
     gates = feature_gates if feature_gates is not None else FeatureGates.from_config({})
     options = dict(policy_options or {})
+    affinity = PinnedAffinity(affinity_store)
     policy: Policy
     if policy_name == POLICY_NONE:
         if options:
@@ -79,7 +86,7 @@ def new_manager(
         policy = new_policy_none()
     elif policy_name == POLICY_STATIC:
         system_reserved = get_system_reserved_memory(machine_info, node_allocatable_reservation, reserved_memory)
-        policy = new_policy_static(machine_info, system_reserved, affinity_store, gates, options, iomem_path)
+        policy = new_policy_static(machine_info, system_reserved, affinity, gates, options, iomem_path, observer)
     elif policy_name == POLICY_BEST_EFFORT:
         if options:
             raise MemoryManagerError(
@@ -90,17 +97,39 @@ def new_manager(
         )
     else:
         raise MemoryManagerError(f"unknown policy: {go_quote(policy_name)}")
-    return Manager(policy, state_dir, gates)
+    return Manager(policy, state_dir, gates, observer, affinity)
+
+
+class PinnedAffinity:
+    """The topology manager's stored hints as the policy reads them, except the hints pinned for one
+    admission (`Manager.pinned_affinity`): memory placed beforehand (a DRA claim on a NUMA node) that
+    kubelet's own Allocate then reserves. Nothing is pinned outside such an admission."""
+
+    def __init__(self, store: AffinityStore) -> None:
+        self.store = store
+        self.pod_uid: Optional[str] = None
+        self.pinned: dict[str, TopologyHint] = {}
+
+    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
+        """The pinned hint of a pinned container of the pinned pod, else the store's."""
+        if pod_uid == self.pod_uid:
+            hint = self.pinned.get(container_name)
+            if hint is not None:
+                return hint
+        return self.store.get_affinity(pod_uid, container_name)
 
 
 class Manager:
     """kubelet's memory manager. Build with `new_manager`, then `start` before anything else."""
 
-    def __init__(self, policy: Policy, state_dir: Optional[str], feature_gates: FeatureGates):
+    def __init__(self, policy: Policy, state_dir: Optional[str], feature_gates: FeatureGates,
+                 observer: Observer = NO_OBSERVER, affinity: Optional[PinnedAffinity] = None):
         self.policy = policy
         self.state_dir = state_dir
         self.file_ops = None  # the checkpoint's FileOps (None: the durable default); set before start
         self.feature_gates = feature_gates
+        self.observer = observer
+        self._affinity = affinity  # what the policy reads the stored hints through (None: no pinning)
         self.container_map = ContainerMap()
         self._state: Optional[State] = None
         self._active_pods: Optional[ActivePodsFunc] = None
@@ -189,25 +218,53 @@ class Manager:
 
     # ----- hint provider ------------------------------------------------------------------------
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
-        """Container-scope hints (after dropping stale state)."""
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
+        """Container-scope hints (after dropping stale state), reported to the observer."""
         self.remove_stale_state()
-        return self.policy.get_topology_hints(self._started_state(), pod, container)
+        hints = self.policy.get_topology_hints(self._started_state(), pod, container)
+        self.observer.hints_given(MEMORY_MANAGER, pod, container, hints)
+        return hints
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
-        """Pod-scope hints (after dropping stale state)."""
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
+        """Pod-scope hints (after dropping stale state), reported to the observer."""
         self.remove_stale_state()
-        return self.policy.get_pod_topology_hints(self._started_state(), pod)
+        hints = self.policy.get_pod_topology_hints(self._started_state(), pod)
+        self.observer.hints_given(MEMORY_MANAGER, pod, None, hints)
+        return hints
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """Reserve memory for a container at admission; raises MemoryManagerError to reject."""
         self.remove_stale_state()
-        self.policy.allocate(self._started_state(), pod, container)
+        self._allocate(pod, container, lambda state: self.policy.allocate(state, pod, container))
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """Reserve memory for a whole pod (PodLevelResourceManagers); raises to reject."""
         self.remove_stale_state()
-        self.policy.allocate_pod(self._started_state(), pod)
+        self._allocate(pod, None, lambda state: self.policy.allocate_pod(state, pod))
+
+    def _allocate(self, pod: Pod, container: Optional[Container], call: Callable[[State], None]) -> None:
+        """One Allocate or AllocatePod of the policy, its start and end reported to the observer."""
+        state = self._started_state()
+        self.observer.allocation_started(MEMORY_MANAGER, pod, container)
+        try:
+            call(state)
+        except Exception as err:
+            self.observer.allocation_done(MEMORY_MANAGER, pod, container, err)
+            raise
+        self.observer.allocation_done(MEMORY_MANAGER, pod, container, None)
+
+    @contextmanager
+    def pinned_affinity(self, pod_uid: str, hints: Mapping[str, TopologyHint]) -> Iterator[None]:
+        """Within: the policy reads `hints` (container name -> hint) as the stored affinity of those
+        containers of pod `pod_uid`, whatever the topology manager stored (kubelet's rules still apply
+        to the mask: a mask too small is widened, one mixing single- and cross-NUMA groups refused)."""
+        if self._affinity is None:
+            raise MemoryManagerError("this memory manager cannot pin affinities (build it with new_manager)")
+        self._affinity.pod_uid, self._affinity.pinned = pod_uid, dict(hints)
+        try:
+            yield
+        finally:
+            self._affinity.pod_uid, self._affinity.pinned = None, {}
 
     # ----- container lifecycle ------------------------------------------------------------------
 
@@ -261,6 +318,14 @@ class Manager:
     def get_pod_memory(self, pod_uid: str) -> Optional[list[Block]]:
         """The pod-level blocks (PodLevelResourceManagers), None if none."""
         return self._started_state().get_pod_memory_blocks(pod_uid)
+
+    def keep_in_memory(self) -> None:
+        """From now on nothing of this manager reaches a file: its state is held in memory only, and a
+        later start begins from an empty state (a copy of a node, `SimulatedNode.fork`). Cost: O(state)
+        when the state was the checkpoint's, else O(1)."""
+        self.state_dir = None
+        if self._state is not None and not isinstance(self._state, MemoryState):
+            self._state = in_memory_copy(self._state)
 
     def deferred_writes(self) -> ContextManager[object]:
         """A context in which the checkpoint is written once at the end instead of after every change

@@ -28,7 +28,7 @@ from state.checkpoint_writer import encode_checkpoint
 from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
 from kubeinputs.checksum import FNVMemo
 from state.state import State
-from state.state_mem import MemoryState
+from state.state_mem import MemoryState, in_memory_copy
 from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
 
@@ -114,6 +114,11 @@ class CheckpointState(State):
         self._dirty = False
         self.last_store_error: Optional[Exception] = None
         self._checksum_memo = FNVMemo()  # checksums of unchanged pieces, from one write to the next
+
+    def __deepcopy__(self, memo: dict) -> MemoryState:
+        """A copy of the store is its content held in memory (`in_memory_copy`): the file, and every
+        later write of it, stay the original's (a copy of a node, `SimulatedNode.fork`)."""
+        return in_memory_copy(self)
 
     @property
     def path(self) -> str:
