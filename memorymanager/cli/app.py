@@ -150,8 +150,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if args.metrics:
         from memorymanager.server.metrics import write_scenario_metrics
 
-        report = write_scenario_metrics(args.metrics, lambda: run_paths(
-            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario, observe_all=observe_all))
+        report = write_scenario_metrics(args.metrics, lambda observers: run_paths(
+            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario, observe_all=observe_all,
+            observers=observers))
     else:
         report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario,
                            observe_all=observe_all)

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from memorymanager.node.render import hint_to_obj
 from memorymanager.explain.model import MergePart, ProviderList, Rival
-from memorymanager.explain.taps import MergeCall
+from memorymanager.explain.recorder import MergeCall
 from topologymanager import bitmask
 from topologymanager.fast_merge import produced_masks
 from topologymanager.family_merge import family_merge_hints

@@ -16,7 +16,7 @@ from memorymanager.explain.model import (
     MergePart,
     Take,
 )
-from memorymanager.explain.taps import AllocateCall
+from memorymanager.explain.recorder import AllocateCall
 from memorymanager.explain.units import fmt_nodes, fmt_sizes
 from memorymanager.node.simulated_node import SimulatedNode
 from memorymanager.node.render import blocks_to_obj, machine_state_to_obj

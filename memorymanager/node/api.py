@@ -27,7 +27,6 @@ from kubeinputs.reader import load_text, load_yaml_documents
 from kubeinputs.sysfs import read_machine_info
 from kubeinputs.validation import container_resource_name_error
 from memorymanager.node.simulated_node import AdmitOutcome, FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
-from state.state_mem import MemoryState
 from state.types import Block, MemoryTable, NUMANodeState, clone_machine_state
 from topologymanager.bitmask import MAX_BITS
 from topologymanager.hint import TopologyHint
@@ -436,7 +435,7 @@ class Node:
         """The answer `admit` would give, without changing this node."""
         node = self._running()
         parsed = read_pod(pod)
-        trial = fork_in_memory(node)
+        trial = node.fork()
         return admission_of(trial, parsed, trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def hints(self, pod: PodInput) -> dict[str, HintMap]:
@@ -514,6 +513,11 @@ class Node:
         order; kubelet's PodResources server lists these. Treat them as read-only."""
         return list(self._running().active_pods())
 
+    def is_active(self, uid: str) -> bool:
+        """Whether a pod of this UID is active on the node (admitted, not removed since). Cost: O(1)."""
+        expect_str(uid, "uid")
+        return self._running().is_active(uid)
+
     def memory_blocks(self, pod_uid: str, container: str) -> list[Block]:
         """Copies of the memory manager's blocks of one container (its GetMemory), in state order;
         empty when it has none."""
@@ -560,15 +564,7 @@ class Node:
         parsed = read_pod(pod)
         pinned = _pinned_hints(parsed, numa_nodes, self._node.machine)
         node = self._running()
-        policy = node.memory_manager.policy
-        store = getattr(policy, "affinity", None)
-        if store is not None:
-            policy.affinity = _PinnedAffinity(store, parsed.uid, pinned)
-        try:
-            outcome = node.admit(parsed, None)
-        finally:
-            if store is not None:
-                policy.affinity = store
+        outcome = node.admit(parsed, None, pinned)
         placements = _placements(node, parsed) if outcome.admit else {}
         return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
@@ -654,40 +650,3 @@ def _placements(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
             cpuset_mems=cpuset_string(mems or ()),
         )
     return placements
-
-
-def fork_in_memory(node: SimulatedNode) -> SimulatedNode:
-    """A deep copy of a running node whose memory manager state lives in memory only.
-
-    What the copy does never reaches the original's state, checkpoint file or affinity store.
-    """
-    manager = node.memory_manager
-    original_state = manager._state
-    manager._state = None  # the checkpoint store stays with the original
-    try:
-        trial = copy.deepcopy(node)
-    finally:
-        manager._state = original_state
-    in_memory = MemoryState()
-    in_memory.set_machine_state(original_state.get_machine_state())
-    in_memory.set_memory_assignments(original_state.get_memory_assignments())
-    in_memory.set_pod_memory_assignments(original_state.get_pod_memory_assignments())
-    trial.memory_manager._state = in_memory
-    trial.state_dir = None
-    trial.memory_manager.state_dir = None
-    return trial
-
-
-class _PinnedAffinity:
-    """An affinity store answering a fixed hint for some containers of one pod (see `Node.admit_on`)."""
-
-    def __init__(self, inner: object, pod_uid: str, pinned: Mapping[str, TopologyHint]) -> None:
-        self.inner = inner
-        self.pod_uid = pod_uid
-        self.pinned = dict(pinned)
-
-    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
-        """The pinned hint for the pod's pinned containers, else the inner store's answer."""
-        if pod_uid == self.pod_uid and container_name in self.pinned:
-            return self.pinned[container_name]
-        return self.inner.get_affinity(pod_uid, container_name)  # type: ignore[attr-defined]

@@ -282,7 +282,7 @@ class KubeletBackend:
 
     def _active(self, pod_uid: str) -> bool:
         node, _ = self._require()
-        return node.simulated_node._admitted.get(pod_uid) is not None
+        return node.simulated_node.is_active(pod_uid)
 
     @staticmethod
     def _refuse_claim_key(container: Container) -> None:
@@ -339,7 +339,7 @@ class KubeletBackend:
                     cache.delete(c.id)
             node.simulated_node.remove_container_ids([f"{pod.uid}/{container.name}"])
             if not any(c.pod_uid == pod.uid for c in cache):
-                node.simulated_node.remove(node.simulated_node._admitted[pod.uid])
+                node.simulated_node.remove(node.simulated_node.active_pod(pod.uid))
 
     def sync(self, add: Sequence[Container], delete: Sequence[Container]) -> None:
         """Release `delete`; re-adopt the containers of `add` already placed; allocate the rest."""
@@ -544,7 +544,7 @@ class KubeletBackend:
         if not answer.admitted:
             raise PolicyError(f"{record.pretty_name}: {answer.reason}: {answer.message}")
         if not self._claim_held(record):  # kubelet widened a mask: never hand out other nodes
-            node.simulated_node.remove(node.simulated_node._admitted[pod.uid])
+            node.simulated_node.remove(node.simulated_node.active_pod(pod.uid))
             raise PolicyError(f"{record.pretty_name}: kubelet would not place the memory on the claimed NUMA nodes")
 
     def _size(self, claim: ResourceClaim, result: DeviceRequestAllocationResult, where: str) -> int:
@@ -624,7 +624,7 @@ class KubeletBackend:
             if not self._static:
                 raise ErrNoDRAClaims
             node, _ = self._require()
-            pod = node.simulated_node._admitted.get(claim_pod_uid(uid))
+            pod = node.simulated_node.active_pod(claim_pod_uid(uid))
             if pod is not None:
                 node.simulated_node.remove(pod)
             self._claims.remove(uid)

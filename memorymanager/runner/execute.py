@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, NodeError
 from topologymanager.hint import TopologyHint
 from topologymanager.manager import MERGE_FUNCTIONS
+from topologymanager.observer import Observer
 from topologymanager.reference_merge import ReferenceRefusal
 from kubeinputs.pod import Pod, default_pod_uid
 from state import CHECKPOINT_FILE_NAME
@@ -83,14 +84,14 @@ class ScenarioRun:
     """The execution of one scenario on one node."""
 
     def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[Callable[..., Any]] = None,
-                 observe_all: bool = True, durable: bool = True):
+                 observe_all: bool = True, durable: bool = True, observers: Sequence[Observer] = ()):
         # observe_all off: the whole node state (machineState, entries, podEntries, allocatable) and an
         # admission's hints are rendered only for steps whose expect names one of those keys; rendering the
         # state after every step makes a scenario of n admissions O(n^2). --json and --record need every
         # step's full account.
         self.observe_all = observe_all
         self.scenario = scenario
-        self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
+        self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn, observers)
         if not durable:  # a temporary folder removed after the scenario: no fsync, and only the restarts read it
             self.node.file_ops = NoSyncFileOps()
             self.node.write_behind = True
@@ -198,9 +199,10 @@ def prepare_state_dir(scenario: Scenario, state_dir: str) -> None:
 
 def run_scenario(
     scenario: Scenario, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None,
-    observe_all: bool = True,
+    observe_all: bool = True, observers: Sequence[Observer] = (),
 ) -> ScenarioResult:
-    """Run one parsed scenario; `state_dir` None = a temporary folder removed afterwards."""
+    """Run one parsed scenario; `state_dir` None = a temporary folder removed afterwards; `observers` hear
+    the node's managers (`topologymanager.observer`)."""
     temp = None
     if state_dir is None:
         temp = tempfile.mkdtemp(prefix="memorymanager-")
@@ -208,7 +210,7 @@ def run_scenario(
     run: Optional[ScenarioRun] = None
     try:
         prepare_state_dir(scenario, state_dir)
-        run = ScenarioRun(scenario, state_dir, merge_fn, observe_all, durable=temp is None)
+        run = ScenarioRun(scenario, state_dir, merge_fn, observe_all, durable=temp is None, observers=observers)
         steps = run.run()
     finally:
         try:
@@ -222,7 +224,7 @@ def run_scenario(
 
 def run_file(
     path: str, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None,
-    observe_all: bool = True,
+    observe_all: bool = True, observers: Sequence[Observer] = (),
 ) -> tuple[ScenarioResult, Optional[Scenario]]:
     """Load and run one file; an invalid file gives an `invalid` result and no scenario."""
     try:
@@ -232,7 +234,7 @@ def run_file(
     except Exception as exc:  # a parser bug must not stop the other files
         return ScenarioResult(path, error=f"{path}: {error_message(exc)}"), None
     try:
-        return run_scenario(scenario, state_dir, merge_fn, observe_all), scenario
+        return run_scenario(scenario, state_dir, merge_fn, observe_all, observers), scenario
     except OSError as exc:
         return ScenarioResult(path, scenario.name, error=f"{path}: cannot prepare the state folder: {exc}"), None
 
@@ -243,14 +245,15 @@ def run_paths(
     merge_fn: Optional[Callable[..., Any]] = None,
     on_scenario: Optional[Callable[[ScenarioResult, Optional[Scenario]], None]] = None,
     observe_all: bool = True,
+    observers: Sequence[Observer] = (),
 ) -> RunReport:
-    """Run every scenario file named by `paths` (files or folders), in order."""
+    """Run every scenario file named by `paths` (files or folders), in order; `observers` hear every node."""
     report = RunReport()
     for path, problem in collect_scenario_files(paths):
         if problem is not None:
             result, scenario = ScenarioResult(path, error=f"{path}: {problem}"), None
         else:
-            result, scenario = run_file(path, state_dir, merge_fn, observe_all)
+            result, scenario = run_file(path, state_dir, merge_fn, observe_all, observers)
         report.scenarios.append(result)
         if on_scenario is not None:
             on_scenario(result, scenario)

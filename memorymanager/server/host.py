@@ -50,8 +50,8 @@ def document_pod(pod: PodInput) -> Pod:
 
 
 class NodeHost(SnapshotReader):
-    """A started `memorymanager.Node` behind one lock, with kubelet's metrics attached and the
-    readers' snapshot published after every change."""
+    """A started `memorymanager.Node` behind one lock, observed by kubelet's metrics, and the readers'
+    snapshot published after every change."""
 
     def __init__(self, node: Node, *, already_started: bool = False, pods_file: Optional[str] = None,
                  file_ops: Optional[FileOps] = None) -> None:
@@ -76,7 +76,7 @@ class NodeHost(SnapshotReader):
             self._restore_pods()
             node.start()  # raises KubeletStartError, before any socket is bound
             self._reconcile()
-        self.metrics.attach(node.simulated_node)
+        node.simulated_node.add_observer(self.metrics)  # a restart starts its counters again from zero
         self._publish_all()
         self.metrics_part()
 
@@ -278,11 +278,10 @@ class NodeHost(SnapshotReader):
         """A kubelet restart: state from the checkpoint, counters from zero."""
         with self.lock:
             self.generation += 1
-            self.metrics.reset()
+            self.metrics.reset()  # a restart request starts the counters again, as the readers' `restarted` does
             try:
-                self.node.restart(**(overrides or {}))
+                self.node.restart(**(overrides or {}))  # the observer hears the start itself: from zero again
             finally:
-                self.metrics.attach(self.node.simulated_node)
                 self._publish_all(restarted=True)
 
 
