@@ -16,7 +16,9 @@ from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from kubeinputs.machine import MachineInfo
 from kubeinputs.quantity import Quantity
 from memorymanager.container_map import ContainerMap, ContainerMapError
+from kubeinputs.pod import Container, Pod
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import CPU_MANAGER, NO_OBSERVER, Observer
 
 from cpumanager.errors import CPUManagerError
 from cpumanager.policy import POLICY_NONE, POLICY_STATIC, AffinityStore, Policy
@@ -26,7 +28,7 @@ from cpumanager.reserved_cpus import num_reserved_cpus
 from cpumanager.state import CHECKPOINT_FILE_NAME
 from cpumanager.state.state import State, StateReader
 from cpumanager.state.state_checkpoint import new_checkpoint_state
-from cpumanager.state.state_mem import MemoryState
+from cpumanager.state.state_mem import MemoryState, in_memory_copy
 from cpumanager.topology import CPUTopology, discover
 
 __all__ = ["ActivePodsFunc", "Manager", "CPUManagerError", "new_manager"]
@@ -43,12 +45,14 @@ def new_manager(
     state_dir: Optional[str],
     affinity: Optional[AffinityStore],
     feature_gates: Optional[FeatureGates] = None,
+    observer: Observer = NO_OBSERVER,
 ) -> "Manager":
     """kubelet's NewManager: discover the CPU topology, then build the policy, with kubelet's errors.
 
     `specific_cpus` is `reservedSystemCPUs` already checked by `reserved_cpus.get_reserved_cpus`;
     `node_allocatable_reservation` is kubeinputs.kubelet_config.node_allocatable_reservation (its
     `cpu` sizes the reserved set when no list is given). `state_dir` None keeps the state in memory.
+    `observer` hears the manager's and its policy's events (`topologymanager.observer`).
     """
     gates = feature_gates if feature_gates is not None else FeatureGates()
     topology = discover(machine_info)
@@ -61,19 +65,21 @@ def new_manager(
     elif policy_name == POLICY_STATIC:
         count = num_reserved_cpus(node_allocatable_reservation)
         try:
-            policy = new_policy_static(topology, count, specific_cpus, affinity, policy_options, gates)
+            policy = new_policy_static(topology, count, specific_cpus, affinity, policy_options, gates, observer)
         except CPUManagerError as err:
             raise CPUManagerError(f"new static policy error: {err}") from None
     else:
         raise CPUManagerError(f'unknown policy: "{policy_name}"')
-    return Manager(policy, topology, state_dir, gates)
+    return Manager(policy, topology, state_dir, gates, observer)
 
 
 class Manager:
     """kubelet's CPU manager. Build with `new_manager`, then `start` before anything else."""
 
-    def __init__(self, policy: Policy, topology: CPUTopology, state_dir: Optional[str], feature_gates: FeatureGates):
+    def __init__(self, policy: Policy, topology: CPUTopology, state_dir: Optional[str], feature_gates: FeatureGates,
+                 observer: Observer = NO_OBSERVER):
         self.policy = policy
+        self.observer = observer
         self.topology = topology
         self.state_dir = state_dir
         self.file_ops = None  # the checkpoint's FileOps (None: the durable default); set before start
@@ -153,26 +159,41 @@ class Manager:
 
     # ----- hint provider ------------------------------------------------------------------------
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
-        """Container-scope hints {"cpu": [...]} (after dropping stale state)."""
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
+        """Container-scope hints {"cpu": [...]} (after dropping stale state), reported to the observer."""
         self.remove_stale_state()
-        return self.policy.get_topology_hints(self._started_state(), pod, container)
+        hints = self.policy.get_topology_hints(self._started_state(), pod, container)
+        self.observer.hints_given(CPU_MANAGER, pod, container, hints)
+        return hints
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
-        """Pod-scope hints (after dropping stale state)."""
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
+        """Pod-scope hints (after dropping stale state), reported to the observer."""
         self.remove_stale_state()
-        return self.policy.get_pod_topology_hints(self._started_state(), pod)
+        hints = self.policy.get_pod_topology_hints(self._started_state(), pod)
+        self.observer.hints_given(CPU_MANAGER, pod, None, hints)
+        return hints
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """Pin exclusive CPUs for a container at admission; raises CPUManagerError (SMTAlignmentError,
         `not enough cpus available ...`) to reject."""
         self.remove_stale_state()
-        self.policy.allocate(self._started_state(), pod, container)
+        self._allocate(pod, container, lambda state: self.policy.allocate(state, pod, container))
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """Pin one pod-level set for a whole pod (PodLevelResourceManagers); raises to reject."""
         self.remove_stale_state()
-        self.policy.allocate_pod(self._started_state(), pod)
+        self._allocate(pod, None, lambda state: self.policy.allocate_pod(state, pod))
+
+    def _allocate(self, pod: Pod, container: Optional[Container], call: Callable[[State], None]) -> None:
+        """One Allocate or AllocatePod of the policy, its start and end reported to the observer."""
+        state = self._started_state()
+        self.observer.allocation_started(CPU_MANAGER, pod, container)
+        try:
+            call(state)
+        except Exception as err:
+            self.observer.allocation_done(CPU_MANAGER, pod, container, err)
+            raise
+        self.observer.allocation_done(CPU_MANAGER, pod, container, None)
 
     # ----- container lifecycle ------------------------------------------------------------------
 
@@ -226,6 +247,14 @@ class Manager:
     def reserved_cpus(self) -> CPUSet:
         """The reserved CPUs of the static policy (empty under `none`)."""
         return self.policy.reserved_cpus if isinstance(self.policy, StaticPolicy) else CPUSet()
+
+    def keep_in_memory(self) -> None:
+        """From now on nothing of this manager reaches a file: its state is held in memory only, and a
+        later start begins from an empty state (a copy of a node). Cost: O(state) when the state was
+        the checkpoint's, else O(1)."""
+        self.state_dir = None
+        if self._state is not None and not isinstance(self._state, MemoryState):
+            self._state = in_memory_copy(self._state)
 
     def deferred_writes(self) -> ContextManager[object]:
         """A context in which the checkpoint is written once at the end instead of after every change."""

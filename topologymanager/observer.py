@@ -13,14 +13,14 @@ providers' events with `container` None for the pod-level calls):
       per container:
         hints_given(provider, pod, container, hints)  each provider's answer, in registration order
         hints_merged(pod, container, hints, best, admit)        "Best TopologyHint"
-        alignment(scope, False)                       ...AlignedComputeResourcesFailure (refused)
+        alignment(scope, NUMA_NODE, False)            ...AlignedComputeResourcesFailure (refused)
         per provider:
           allocation_started(provider, pod, container)
           skipped(provider, pod, container, why)      "... skipped": nothing to pin
           pinning_requested(provider, pod, container) {memory,cpu}_manager_pinning_requests_total
           pinning_failed(provider, pod, container, error)        ..._pinning_errors_total
           allocation_done(provider, pod, container, error)
-        alignment(scope, True)                        ContainerAlignedComputeResources
+        alignment(scope, NUMA_NODE, True)             ContainerAlignedComputeResources
     admission_done(pod, result)                       "Pod Admit Result"
 
 A provider reports `skipped` also for the hint calls it answers without looking for a placement
@@ -45,6 +45,17 @@ MEMORY_MANAGER = "memory"
 CPU_MANAGER = "cpu"
 DEVICE_MANAGER = "devices"
 
+# Alignment boundaries (`alignment`), kubelet's `boundary` label values.
+NUMA_NODE = "numa_node"
+PHYSICAL_CPU = "physical_cpu"
+UNCORE_CACHE = "uncore_cache"
+
+# Reasons (`skipped`) the memory and CPU managers share, as kubelet logs them.
+# "... allocation skipped, pod is using pod-level resources which are not supported by the static ... policy"
+POD_LEVEL_RESOURCES = "pod is using pod-level resources"
+# "Container (Pod) already present in state, skipping"
+ALREADY_PRESENT = "already present in state"
+
 
 class Observer:
     """Every event a kubelet resource manager reports (see the module); each does nothing here."""
@@ -64,9 +75,10 @@ class Observer:
                      best: TopologyHint, admit: bool) -> None:
         """The policy merged every provider's hints for a container (None: the pod, in pod scope)."""
 
-    def alignment(self, scope: str, aligned: bool) -> None:
-        """Under a policy that guarantees alignment: a container (container scope) or pod (pod scope)
-        aligned on NUMA nodes, or refused for not being alignable."""
+    def alignment(self, scope: str, boundary: str, aligned: bool) -> None:
+        """A container (scope `container`) or pod (`pod`) aligned at `boundary`, or refused for not being
+        alignable: NUMA_NODE by the topology manager under a policy that guarantees alignment,
+        PHYSICAL_CPU (full-pcpus-only) and UNCORE_CACHE by the CPU manager."""
 
     def admission_done(self, pod: Pod, result: PodAdmitResult) -> None:
         """Admit's answer."""

@@ -11,6 +11,7 @@ from kubeinputs.pod import Container, Pod
 from topologymanager.admission import PodAdmitResult, TopologyAffinityError, get_pod_admit_result
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import NUMA_NODE
 from topologymanager.policy import is_alignment_guaranteed
 from topologymanager.scope import CONTAINER_TOPOLOGY_SCOPE, Scope, all_containers
 
@@ -39,12 +40,12 @@ class ContainerScope(Scope):
             best, admit = self.calculate_affinity(pod, container)
             if not admit:
                 if aligned:
-                    self.observer.alignment(self.name, False)
+                    self.observer.alignment(self.name, NUMA_NODE, False)
                 return get_pod_admit_result(TopologyAffinityError())
             self.set_topology_hint(str(pod.uid), container.name, best)
             err = self.allocate_aligned_resources(pod, container)
             if err is not None:
                 return get_pod_admit_result(err)
             if aligned:
-                self.observer.alignment(self.name, True)
+                self.observer.alignment(self.name, NUMA_NODE, True)
         return get_pod_admit_result(None)

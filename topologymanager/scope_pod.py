@@ -23,6 +23,7 @@ from topologymanager.admission import (
 )
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import NUMA_NODE
 from topologymanager.policy import is_alignment_guaranteed
 from topologymanager.scope import POD_TOPOLOGY_SCOPE, Scope, all_containers
 
@@ -51,7 +52,7 @@ class PodScope(Scope):
         aligned = is_alignment_guaranteed(self.policy)
         if not admit:
             if aligned:
-                self.observer.alignment(self.name, False)
+                self.observer.alignment(self.name, NUMA_NODE, False)
             if pod_level:
                 return get_pod_admit_result(PodLevelTopologyAffinityError(POD_SCOPE_POD_LEVEL_REJECTION))
             return get_pod_admit_result(TopologyAffinityError())
@@ -67,7 +68,7 @@ class PodScope(Scope):
             if err is not None:
                 return get_pod_admit_result(err)
         if aligned:
-            self.observer.alignment(self.name, True)
+            self.observer.alignment(self.name, NUMA_NODE, True)
         return get_pod_admit_result(None)
 
     def allocate_pod_aligned_resources(self, pod: Pod) -> Optional[Exception]:

@@ -30,7 +30,7 @@ from cpumanager.errors import CPUManagerError
 from cpumanager.state.checkpoint import DEFAULT_WRITE_FORMAT, FORMATS, LoadedCheckpoint, encode_checkpoint, \
     read_checkpoint
 from cpumanager.state.state import ContainerCPUAssignments, PodCPUAssignments, State
-from cpumanager.state.state_mem import MemoryState
+from cpumanager.state.state_mem import MemoryState, in_memory_copy
 
 log = logging.getLogger("cpumanager.state")
 
@@ -94,6 +94,11 @@ class CheckpointState(State):
         self._deferring = 0
         self._dirty = False
         self.last_store_error: Optional[Exception] = None
+
+    def __deepcopy__(self, memo: dict) -> MemoryState:
+        """A copy of the store is its content held in memory (`in_memory_copy`): the file, and every
+        later write of it, stay the original's (a copy of a node)."""
+        return in_memory_copy(self)
 
     @property
     def path(self) -> str:

@@ -182,9 +182,9 @@ class KubeletMetrics(Observer):
         if not result.admit:
             self._add("admission_errors")
 
-    def alignment(self, scope: str, aligned: bool) -> None:
+    def alignment(self, scope: str, boundary: str, aligned: bool) -> None:
         """`container_aligned_compute_resources_count` / `..._failure_count` (boundary numa_node)."""
-        if scope in SCOPES:
+        if scope in SCOPES and boundary == BOUNDARY_NUMA:
             self._add("aligned" if aligned else "aligned_failures", scope)
 
     def pinning_requested(self, provider: str, pod: Pod, container: Optional[Container]) -> None:
