@@ -44,10 +44,7 @@ def scenario_node(args: argparse.Namespace, state_dir: str):
     if args.kubelet is not None and read_kubelet(args.kubelet) != scenario.kubelet:
         raise InputError("--kubelet", f"describes another kubelet configuration than the scenario {args.scenario}")
     prepare_state_dir(scenario, state_dir)
-    node = Node(scenario.machine, scenario.kubelet, state_dir=state_dir)
     steps = ScenarioRun(scenario, state_dir)
-    steps.node = node.simulated_node  # the scenario drives the node we serve
     results = steps.run()
-    node._started = True  # the runner started it; starting again would be a kubelet restart
     failed = sum(1 for r in results if r.failures)
-    return node, len(results), failed
+    return Node.over(steps.node), len(results), failed  # started by the runner: serving it is no restart

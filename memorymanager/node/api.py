@@ -380,6 +380,17 @@ class Node:
                              if root is None else f"{brief(root)} is not a folder")
         return cls(read_machine_info(root), kubelet, state_dir=state_dir)
 
+    @classmethod
+    def over(cls, node: SimulatedNode) -> "Node":
+        """The API over a simulated node someone else built and started (the node a scenario run leaves):
+        using it starts nothing again. Cost: O(1)."""
+        if not isinstance(node, SimulatedNode):
+            raise InputError("node", f"expected a SimulatedNode, got {describe(node)}")
+        api = cls.__new__(cls)
+        api._node = node
+        api._started = True
+        return api
+
     # ----- lifecycle -----
 
     @property
