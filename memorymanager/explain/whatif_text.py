@@ -7,7 +7,7 @@ from typing import Mapping, Optional
 from memorymanager.explain.model import MaskShortfall, WhatIf
 from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
 from memorymanager.explain.wrap import clip
-from memorymanager.node.api import Admission
+from memorymanager.node.answers import Admission
 from memorymanager.node.whatif import NodeHeadroom
 
 

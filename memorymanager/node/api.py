@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
 
-from kubeinputs.cpuset import cpuset_string
 from kubeinputs.errors import InputError, brief, describe, echo, expect_map, expect_str, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
@@ -26,7 +24,8 @@ from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, load_pod_files
 from kubeinputs.reader import load_text, load_yaml_documents
 from kubeinputs.sysfs import read_machine_info
 from kubeinputs.validation import container_resource_name_error
-from memorymanager.node.simulated_node import AdmitOutcome, FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
+from memorymanager.node.answers import Admission, Placement, admission_of, placements_of  # noqa: F401 (Placement: the API's)
+from memorymanager.node.simulated_node import FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
 from state.types import Block, MemoryTable, NUMANodeState, clone_machine_state
 from topologymanager.bitmask import MAX_BITS
 from topologymanager.hint import TopologyHint
@@ -34,7 +33,7 @@ from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import MERGE_FUNCTIONS
 
-if TYPE_CHECKING:  # the what-if module builds on this one
+if TYPE_CHECKING:  # the what-if searches are imported when first asked for
     from memorymanager.node.whatif import LargestFit, NodeHeadroom
 
 # The types callers pass in.
@@ -49,33 +48,6 @@ HintsInput = Union[Mapping[str, Optional[ResourceHintsInput]], ResourceHintsInpu
 HintMap = Optional[dict[str, Optional[Union[list[TopologyHint], HintFamily]]]]
 BytesByNode = dict[int, dict[str, int]]
 
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where kubelet put one container.
-
-    `numa_nodes` is the topology manager's stored affinity (empty when the hint has none),
-    `preferred` its preferred flag, `memory` the bytes the memory manager assigned per
-    resource (`memory`, `hugepages-2Mi`, ...; empty when it assigned nothing) and
-    `cpuset_mems` the `cpuset.mems` kubelet would set ("" when it sets none).
-    """
-
-    numa_nodes: tuple[int, ...]
-    preferred: bool
-    memory: Mapping[str, int] = field(default_factory=dict)
-    cpuset_mems: str = ""
-
-
-@dataclass(frozen=True)
-class Admission:
-    """kubelet's answer to one pod: admitted or not, with its reason and message, and where
-    each container landed (by container name; empty when refused)."""
-
-    admitted: bool
-    reason: str = ""
-    message: str = ""
-    placements: Mapping[str, Placement] = field(default_factory=dict)
 
 
 # ----- reading the caller's inputs --------------------------------------------------------------------
@@ -576,7 +548,7 @@ class Node:
         pinned = _pinned_hints(parsed, numa_nodes, self._node.machine)
         node = self._running()
         outcome = node.admit(parsed, None, pinned)
-        placements = _placements(node, parsed) if outcome.admit else {}
+        placements = placements_of(node, parsed) if outcome.admit else {}
         return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
 
@@ -637,27 +609,3 @@ def _copy_hint_map(hints: ProviderHints) -> HintMap:
         return None
     return {res: (None if lst is None else lst if isinstance(lst, HintFamily) else list(lst))
             for res, lst in hints.items()}
-
-
-def admission_of(node: SimulatedNode, pod: Pod, outcome: AdmitOutcome) -> Admission:
-    """kubelet's answer to an admission on `node`, with each container's placement when admitted."""
-    placements = _placements(node, pod) if outcome.admit else {}
-    return Admission(outcome.admit, outcome.reason, outcome.message, placements)
-
-
-def _placements(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
-    """Each container's stored affinity, assigned memory and cpuset.mems after admission."""
-    placements: dict[str, Placement] = {}
-    for container in pod.all_containers():
-        hint = node.topology_manager.get_affinity(pod.uid, container.name)
-        memory: dict[str, int] = {}
-        for block in node.memory_manager.get_memory(pod.uid, container.name) or []:
-            memory[block.type] = memory.get(block.type, 0) + block.size
-        mems = node.memory_manager.get_memory_numa_nodes(pod, container)
-        placements[container.name] = Placement(
-            numa_nodes=tuple(hint.nodes() or ()),
-            preferred=hint.preferred,
-            memory=memory,
-            cpuset_mems=cpuset_string(mems or ()),
-        )
-    return placements

@@ -38,7 +38,7 @@ from kubeinputs.pod import Container, Pod, ResourceRequirements, is_hugepage_res
 from kubeinputs.qos import GUARANTEED, get_pod_qos
 from kubeinputs.quantity import BINARY_SI, Quantity, parse_quantity
 from memorymanager.machine_state import release_memory
-from memorymanager.node.api import Admission, admission_of
+from memorymanager.node.answers import Admission, admission_of
 from memorymanager.node.simulated_node import POD_SCOPE, FixedHintProvider, KubeletStartError, SimulatedNode
 from memorymanager.policy_static import StaticPolicy
 from memorymanager.reference_hints import check_mask
