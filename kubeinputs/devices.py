@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_list, expect_map, expect_str, index_path,
                                join_path, type_name)
 from kubeinputs.goformat import go_quote
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.reader import parse_file
 from kubeinputs.validation import is_extended_resource_name
 
@@ -123,9 +124,10 @@ def parse_devices(doc: Any, where: str = "devices", *, numa_nodes: Optional[Iter
     return result
 
 
-def load_devices_file(path: Union[str, "Path"], *, numa_nodes: Optional[Iterable[int]] = None) -> DeclaredDevices:
+def load_devices_file(path: Union[str, "Path"], *, numa_nodes: Optional[Iterable[int]] = None,
+                      limits: Limits = DEFAULT_LIMITS) -> DeclaredDevices:
     """Read a devices file (YAML or JSON, the `devices` map at its top); errors name the file."""
-    return parse_file(path, lambda doc: parse_devices(doc, "", numa_nodes=numa_nodes))
+    return parse_file(path, lambda doc: parse_devices(doc, "", numa_nodes=numa_nodes), limits)
 
 
 def device_to_obj(device: Device) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from kubeinputs.errors import InputError
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 
 
 class UsageError(Exception):
@@ -32,19 +33,29 @@ def add_limit_flag(parser: argparse.ArgumentParser) -> None:
                              "max-control-queue); see docs/limits.md")
 
 
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The readers' limits of this command line: the defaults raised by each `--limit NAME=N` (a bad one is
+    a UsageError)."""
+    try:
+        return DEFAULT_LIMITS.raised(args.limit)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def scenario_node(args: argparse.Namespace, state_dir: str):
     """Run the scenario's steps on a fresh node in `state_dir`; the started Node it leaves."""
     from memorymanager.node.api import Node, read_kubelet, read_machine
     from memorymanager.runner.execute import ScenarioRun, prepare_state_dir
     from memorymanager.runner.scenario import load_scenario
 
-    scenario = load_scenario(args.scenario)
-    if args.machine is not None and read_machine(args.machine) != scenario.machine:
+    limits = limits_of(args)
+    scenario = load_scenario(args.scenario, limits)
+    if args.machine is not None and read_machine(args.machine, limits) != scenario.machine:
         raise InputError("--machine", f"describes another machine than the scenario {args.scenario}")
-    if args.kubelet is not None and read_kubelet(args.kubelet) != scenario.kubelet:
+    if args.kubelet is not None and read_kubelet(args.kubelet, limits) != scenario.kubelet:
         raise InputError("--kubelet", f"describes another kubelet configuration than the scenario {args.scenario}")
     prepare_state_dir(scenario, state_dir)
-    steps = ScenarioRun(scenario, state_dir)
+    steps = ScenarioRun(scenario, state_dir, limits=limits)
     results = steps.run()
     failed = sum(1 for r in results if r.failures)
     return Node.over(steps.node), len(results), failed  # started by the runner: serving it is no restart

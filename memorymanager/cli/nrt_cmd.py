@@ -74,7 +74,7 @@ def _from_socket(args: argparse.Namespace, name: str) -> dict:
     from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
 
     machine = read_machine(args.machine) if args.machine else read_machine_info(args.sysfs_root)
-    config = read_kubelet(args.kubelet)
+    config = read_kubelet(args.kubelet)  # nrt has no --limit: the readers keep their defaults
     with grpc.insecure_channel("unix:" + args.socket) as channel:
         stub = v1_grpc.PodResourcesListerStub(channel)
         try:

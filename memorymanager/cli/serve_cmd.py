@@ -48,7 +48,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Build the node, serve until SIGTERM/SIGINT, stop cleanly."""
-    from memorymanager.cli.common import UsageError, scenario_node
+    from memorymanager.cli.common import UsageError, limits_of, scenario_node
     from memorymanager.node.api import Node
     from memorymanager.server.host import PODS_FILE_NAME, NodeHost
     from memorymanager.server.node_process import GatedFileOps
@@ -61,11 +61,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         metrics_address = parse_address(args.metrics_address) if args.metrics_address else None
     except ValueError as exc:
         raise UsageError(f"--metrics-address: {exc}") from None
+    limits = limits_of(args)
     providers = None
     if args.providers:
         from kubeinputs.reader import load_file
 
-        providers = parse_provider_data(load_file(args.providers), args.providers)
+        providers = parse_provider_data(load_file(args.providers, limits), args.providers)
 
     temp: Optional[str] = None
     try:
@@ -76,9 +77,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             print(f"scenario {args.scenario}: {steps} steps run, {failed} with unmet expectations", file=out)
             host = NodeHost(node, already_started=True)
         else:
-            node = Node(args.machine, args.kubelet, state_dir=args.state_dir)
+            node = Node(args.machine, args.kubelet, state_dir=args.state_dir, limits=limits)
             host = NodeHost(node, pods_file=os.path.join(args.state_dir, PODS_FILE_NAME) if args.state_dir else None,
-                            file_ops=GatedFileOps())
+                            file_ops=GatedFileOps(limits))
         # the node runs in its own process, control requests in forks of it (docs/grpc.md)
         server = NodeServer(host, args.socket, providers=providers, rate_limit=not args.no_rate_limit,
                             metrics_address=metrics_address, isolate=True)

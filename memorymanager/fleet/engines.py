@@ -48,7 +48,8 @@ class Task:
         return replace(self, events=(), lines=tuple((e.line, e.text) for e in self.events))
 
     def replay_events(self) -> Sequence[Event]:
-        return self.events if self.events or not self.lines else reparse(self.lines, self.spec.trace, self.spec.templates)
+        return self.events if self.events or not self.lines else \
+            reparse(self.lines, self.spec.trace, self.spec.templates, self.spec.limits)
 
 
 def run_task(task: Task) -> TaskResult:

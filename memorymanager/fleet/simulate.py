@@ -120,9 +120,9 @@ class Simulation:
         self.bound_to: dict[str, str] = {}
 
     def _build_group(self, group: NodeGroup, names: list[str]) -> list[FleetNode]:
-        machine = read_machine(dict(group.machine))
-        config = read_kubelet(variant_kubelet(group, self.variant))
-        return [FleetNode.build(name, group.name, machine, config) for name in names]
+        machine = read_machine(dict(group.machine), self.spec.limits)
+        config = read_kubelet(variant_kubelet(group, self.variant), self.spec.limits)
+        return [FleetNode.build(name, group.name, machine, config, self.spec.limits) for name in names]
 
     # ----- events -----
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
 
 from kubeinputs.errors import InputError, brief, describe, echo, expect_map, expect_str, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
 from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, load_pod_files, parse_pod, parse_pods
 from kubeinputs.reader import load_text, load_yaml_documents
@@ -142,12 +143,12 @@ def _refuse_none_in_pod(doc: Mapping[str, object], where: str) -> None:
                 resources(value(container, "resources", path), join_path(path, "resources"))
 
 
-def read_machine(machine: MachineInput) -> MachineInfo:
+def read_machine(machine: MachineInput, limits: Limits = DEFAULT_LIMITS) -> MachineInfo:
     """A cadvisor MachineInfo from a dict, a JSON/YAML file path, or a MachineInfo."""
     if isinstance(machine, MachineInfo):
         return machine
     if _is_path(machine):
-        return load_machine_info(str(machine))
+        return load_machine_info(str(machine), limits)
     if isinstance(machine, str):
         raise _not_a_file(machine, "machine")
     if not isinstance(machine, Mapping):
@@ -155,14 +156,14 @@ def read_machine(machine: MachineInput) -> MachineInfo:
     return parse_machine_info(dict(expect_map(machine, "machine", "a cadvisor MachineInfo map or a file path")), "machine")
 
 
-def read_kubelet(kubelet: KubeletInput) -> KubeletConfig:
+def read_kubelet(kubelet: KubeletInput, limits: Limits = DEFAULT_LIMITS) -> KubeletConfig:
     """A KubeletConfiguration from field names (a dict), a file path, a KubeletConfig, or None (defaults)."""
     if isinstance(kubelet, KubeletConfig):
         return copy.deepcopy(kubelet)
     if kubelet is None:
         return parse_kubelet_config({}, "kubelet")
     if _is_path(kubelet):
-        return load_kubelet_config_file(str(kubelet))
+        return load_kubelet_config_file(str(kubelet), limits=limits)
     if isinstance(kubelet, str):
         raise _not_a_file(kubelet, "kubelet")
     if not isinstance(kubelet, Mapping):
@@ -170,15 +171,15 @@ def read_kubelet(kubelet: KubeletInput) -> KubeletConfig:
                                     f"or None, got {describe(kubelet)}")
     fields = dict(expect_map(kubelet, "kubelet", "a map of KubeletConfiguration fields"))
     _refuse_none_fields(fields, "kubelet")
-    return parse_kubelet_config(fields, "kubelet")
+    return parse_kubelet_config(fields, "kubelet", limits=limits)
 
 
-def read_pod(pod: PodInput, where: str = "pod") -> Pod:
+def read_pod(pod: PodInput, where: str = "pod", limits: Limits = DEFAULT_LIMITS) -> Pod:
     """A v1 Pod from a dict, YAML/JSON text, a file path, or a parsed Pod."""
     if isinstance(pod, Pod):
         return pod
     if _is_path(pod):
-        return load_pod_file(str(pod))
+        return load_pod_file(str(pod), limits=limits)
     if isinstance(pod, str):
         if "\n" not in pod and not pod.lstrip().startswith(("{", "metadata", "apiVersion", "kind", "spec")) \
                 and ":" not in pod:
@@ -186,38 +187,38 @@ def read_pod(pod: PodInput, where: str = "pod") -> Pod:
         if len(pod) > MAX_TEXT:
             raise InputError(where, f"a manifest of {len(pod):,} characters; at most {MAX_TEXT:,} are read as text "
                                     "(give a file instead)")
-        doc = load_text(pod, where)
+        doc = load_text(pod, where, limits=limits)
         if not isinstance(doc, dict):
             raise InputError(where, "neither an existing file nor a v1 Pod manifest (YAML or JSON)")
-        return parse_pod(doc, where)
+        return parse_pod(doc, where, limits=limits)
     if not isinstance(pod, Mapping):
         raise InputError(where, f"expected a v1 Pod manifest (a map or YAML/JSON text), a file path or a Pod, "
                                 f"got {describe(pod)}")
     doc = dict(expect_map(pod, where, "a v1 Pod manifest"))
     _refuse_none_in_pod(doc, where)
-    return parse_pod(doc, where)
+    return parse_pod(doc, where, limits=limits)
 
 
-def read_pods(pods: Union[PodInput, Sequence[PodInput]]) -> list[Pod]:
+def read_pods(pods: Union[PodInput, Sequence[PodInput]], limits: Limits = DEFAULT_LIMITS) -> list[Pod]:
     """Pods where a list is taken: a file or YAML text of several documents (`---` between them, one
     pod each), a `kind: List` of pods (kubectl get pods -o yaml), or a list of pod inputs."""
     if isinstance(pods, Pod):
         return [pods]
     if _is_path(pods):
-        return load_pod_files(str(pods))
+        return load_pod_files(str(pods), limits=limits)
     if isinstance(pods, str):
         if "\n" not in pods and ":" not in pods and not pods.lstrip().startswith(("{", "[", "---")):
             raise _not_a_file(pods, "pods")
         if len(pods) > MAX_TEXT:
             raise InputError("pods", f"manifests of {len(pods):,} characters; at most {MAX_TEXT:,} are read as text "
                                      "(give a file instead)")
-        return parse_pods(load_yaml_documents(pods, "pods"), "pods")
+        return parse_pods(load_yaml_documents(pods, "pods", limits), "pods", limits=limits)
     if isinstance(pods, Mapping):
         doc = dict(pods)
         _refuse_none_in_pod(doc, "pods")
-        return parse_pods([doc], "pods")
+        return parse_pods([doc], "pods", limits=limits)
     if isinstance(pods, (list, tuple)):
-        return [read_pod(item, index_path("pods", i)) for i, item in enumerate(pods)]
+        return [read_pod(item, index_path("pods", i), limits) for i, item in enumerate(pods)]
     raise InputError("pods", f"expected a list of pods, a file or YAML text of pods, or one pod manifest (a map), "
                              f"got {describe(pods)}")
 
@@ -331,13 +332,17 @@ class Node:
         *,
         state_dir: Union[str, Path, None] = None,
         merge: str = "fast",
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         if not isinstance(merge, str) or merge not in MERGE_FUNCTIONS:
             raise InputError("merge", f"expected one of: {', '.join(MERGE_FUNCTIONS)}, got {describe(merge)}")
         folder = _check_path(state_dir, "state_dir", "a folder path or None")
         if folder is not None and os.path.lexists(folder) and not os.path.isdir(folder):
             raise InputError("state_dir", f"{brief(folder)} is not a folder")
-        self._node = SimulatedNode(read_machine(machine), read_kubelet(kubelet), folder, MERGE_FUNCTIONS[merge])
+        if not isinstance(limits, Limits):
+            raise InputError("limits", f"expected a kubeinputs.limits.Limits, got {describe(limits)}")
+        self._node = SimulatedNode(read_machine(machine, limits), read_kubelet(kubelet, limits), folder,
+                                   MERGE_FUNCTIONS[merge], limits=limits)
         self._started = False
 
     @classmethod
@@ -376,6 +381,11 @@ class Node:
         return self._node.machine
 
     @property
+    def limits(self) -> Limits:
+        """The work limits of the node's readers (its pods, configuration overrides, checkpoint)."""
+        return self._node.limits
+
+    @property
     def kubelet(self) -> KubeletConfig:
         """The node's kubelet configuration."""
         return self._node.config
@@ -391,7 +401,8 @@ class Node:
         that succeeded (a failed start's fields are not kept); state comes back from the checkpoint."""
         _refuse_none_fields(overrides, "restart")
         base = self._node.started_config or self._node.config  # a failed start leaves nothing to build on
-        config = parse_kubelet_config(dict(overrides), "restart", base=base) if overrides else base
+        config = parse_kubelet_config(dict(overrides), "restart", base=base, limits=self._node.limits) if overrides \
+            else base
         self._started = True
         self._node.restart(config)
 
@@ -411,20 +422,21 @@ class Node:
     def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         """Admit a pod as kubelet does (topology manager admission, then container creation)."""
         node = self._running()
-        parsed = read_pod(pod)
+        parsed = read_pod(pod, limits=self._node.limits)
         return admission_of(node, parsed, node.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         """The answer `admit` would give, without changing this node."""
         node = self._running()
-        parsed = read_pod(pod)
+        parsed = read_pod(pod, limits=self._node.limits)
         trial = node.fork()
         return admission_of(trial, parsed, trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def hints(self, pod: PodInput) -> dict[str, HintMap]:
         """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope."""
         node = self._running()
-        return {key: _copy_hint_map(value) for key, value in node.topology_hints(read_pod(pod)).items()}
+        hints = node.topology_hints(read_pod(pod, limits=node.limits))
+        return {key: _copy_hint_map(value) for key, value in hints.items()}
 
     def remove(self, pod: PodInput, container: Optional[str] = None, *, namespace: Optional[str] = None) -> None:
         """Remove every container of an admitted pod (by name, UID or manifest), or one container;
@@ -482,7 +494,7 @@ class Node:
         from memorymanager.node.whatif import largest_admissible, unpinned_reason
 
         node = self._running()
-        parsed = read_pod(pod)
+        parsed = read_pod(pod, limits=self._node.limits)
         extra = hint_provider(parsed, hints, node.config.topology_manager_scope)
         reason = unpinned_reason(node, parsed)
         if reason:
@@ -532,7 +544,7 @@ class Node:
         (a later `admit` of its pod places it). `pods` is a list of pods, or a file or YAML text of
         several (`read_pods`).
         """
-        self._running().assume_running(read_pods(pods))
+        self._running().assume_running(read_pods(pods, self._node.limits))
 
     def admit_on(self, pod: PodInput, numa_nodes: Mapping[str, Sequence[int]]) -> Admission:
         """Admit a pod whose containers' memory must go on given NUMA nodes (container -> ids).
@@ -544,7 +556,7 @@ class Node:
         mask too small is widened, one that would mix single- and cross-NUMA groups is
         refused); the caller checks `Placement.cpuset_mems` and `memory` against what it asked.
         """
-        parsed = read_pod(pod)
+        parsed = read_pod(pod, limits=self._node.limits)
         pinned = _pinned_hints(parsed, numa_nodes, self._node.machine)
         node = self._running()
         outcome = node.admit(parsed, None, pinned)
@@ -584,7 +596,7 @@ def find_admitted(node: SimulatedNode, pod: PodInput, namespace: Optional[str] =
         found = node.find_pod(pod, namespace)
         name, label = pod, pod if namespace is None else f"{namespace}/{pod}"
     else:
-        parsed = read_pod(pod)
+        parsed = read_pod(pod, limits=node.limits)
         found, name, label = node.find_pod(parsed.uid, parsed.namespace), parsed.name, parsed.name
         namespace = parsed.namespace
     if found is None:

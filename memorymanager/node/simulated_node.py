@@ -17,6 +17,8 @@ from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence
 from kubeinputs.errors import Error, InputError
 
 from kubeinputs.features import FeatureGates
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
+from state.checkpoint_manager import FileOps
 from state.state import StateReader
 from state.types import Block
 from topologymanager.hint import TopologyHint
@@ -195,7 +197,8 @@ class SimulatedNode:
 
     `state_dir` is the folder of `memory_manager_state`; None keeps the memory manager's
     state in memory only, so that a restart begins from an empty state. `observers` hear
-    what the managers decide (`topologymanager.observer`), and every (re)start.
+    what the managers decide (`topologymanager.observer`), and every (re)start; `limits` are
+    the readers' (a checkpoint is read up to max_checkpoint_bytes).
     """
 
     def __init__(
@@ -205,12 +208,15 @@ class SimulatedNode:
         state_dir: Optional[str],
         merge_fn: Optional[Callable[..., Any]] = None,
         observers: Sequence[Observer] = (),
+        limits: Limits = DEFAULT_LIMITS,
     ):
         self.machine = machine
         self.config = config
         self.state_dir = state_dir
         self.merge_fn = merge_fn
-        self.file_ops = None  # the checkpoint's FileOps: None is durable; NoSyncFileOps for a throwaway folder
+        self.limits = limits  # the readers' limits (the checkpoint is read up to max_checkpoint_bytes)
+        # the checkpoint's FileOps: None is durable (FileOps(limits)); NoSyncFileOps for a throwaway folder
+        self.file_ops: Optional[FileOps] = None
         # True (a throwaway folder nothing else reads): the checkpoint is written when it is about to be
         # read again (the next start) or at flush_checkpoint(), not after every change; set before start
         self.write_behind = False
@@ -310,7 +316,7 @@ class SimulatedNode:
             feature_gates=gates,
             observer=self._observers,
         )
-        mm.file_ops = self.file_ops
+        mm.file_ops = self.file_ops if self.file_ops is not None else FileOps(self.limits)
         tm.add_hint_provider(mm)
         try:
             mm.start(self.active_pods, self._initial_containers(), self.active_pods_version)

@@ -260,14 +260,14 @@ def restarted_with(node: SimulatedNode, fields: Mapping[str, object], folder: st
     """A new node restarted from a copy of `node`'s state with changed KubeletConfiguration fields, its
     checkpoint in `folder` (as kubelet restarts with a new configuration; `node` is not touched). Raises
     KubeletStartError when kubelet would not start so."""
-    config = parse_kubelet_config(dict(fields), "what-if", base=node.config)
+    config = parse_kubelet_config(dict(fields), "what-if", base=node.config, limits=node.limits)
     state = node.state()
     blob = encode_checkpoint(node.memory_manager.policy_name(), state.get_machine_state(),
                              state.get_memory_assignments(), state.get_pod_memory_assignments())
     with open(os.path.join(folder, CHECKPOINT_FILE_NAME), "wb") as fh:
         fh.write(blob)
-    restarted = SimulatedNode(node.machine, config, folder, node.merge_fn)
-    restarted.file_ops = NoSyncFileOps()  # a throwaway folder
+    restarted = SimulatedNode(node.machine, config, folder, node.merge_fn, limits=node.limits)
+    restarted.file_ops = NoSyncFileOps(node.limits)  # a throwaway folder
     restarted.assume_running(node.active_pods())
     restarted.start()
     return restarted

@@ -41,6 +41,7 @@ from typing import Callable, Optional
 import grpc
 from google.protobuf.message import Message
 
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from memorymanager.server.control import Slots
 from memorymanager.server.control_ops import (CHANGE, KINDS, READ, REQUESTS, RESPONSES, ControlStatus, Prepared,
                                               execute, prepare, status_of)
@@ -58,7 +59,8 @@ class GatedFileOps(FileOps):
     """FileOps whose first file call of a request asks `gate` first (the commit point); the gate is
     armed per request by the node process and is None elsewhere (nothing asked)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        super().__init__(limits)
         self.gate: Optional[Callable[[], None]] = None
 
     def create_temp(self, directory: str, prefix: str) -> tuple[int, str]:
@@ -120,7 +122,7 @@ def _node_main(host: NodeHost, conn: Connection) -> None:
             continue
         _, method, data = message
         try:
-            prepared = prepare(method, REQUESTS[method].FromString(data))
+            prepared = prepare(method, REQUESTS[method].FromString(data), host.limits)
         except Exception as exc:  # a request that does not decode, or past the work budget
             code, text = status_of(exc)
             conn.send(("reply", False, (code.name, text), []))
@@ -196,7 +198,7 @@ class NodeProcess(SnapshotReader):
             pass  # the child set it already (or is gone: the first request will say so)
         self.pid = pid
         self.conn = Connection(ours.detach())
-        self.slots = Slots()
+        self.slots = Slots(host.limits.max_control_queue)
         self._queue: "queue.Queue[Optional[_Job]]" = queue.Queue()
         self._conn_lock = threading.Lock()  # one exchange with the node process at a time
         self._state = threading.Condition()  # guards the three flags below
