@@ -61,12 +61,8 @@ class MemoryHintFamily(HintFamily):
 
     def __init__(self, nodes: int, explicit: list[int], universe: int, weights: dict[int, tuple[int, ...]],
                  capacity: Optional[tuple[int, ...]], preferred_width: int, resources: list[str]):
-        self.nodes = nodes
-        self.explicit = tuple(sorted(set(explicit)))
-        self.universe = universe
-        self.weights = weights
-        self.capacity = capacity
-        self.preferred_width = preferred_width
+        """The family's parts, and the resources it answers for (every one has the same list)."""
+        super().__init__(nodes, explicit, universe, weights, capacity, preferred_width)
         self.resources = resources
 
 
