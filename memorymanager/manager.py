@@ -8,7 +8,7 @@ delegates every decision to its policy (`None` or `Static`).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Callable, ContextManager, Iterator, Mapping, Optional, Sequence, Union
+from typing import Iterator, Mapping, Optional, Sequence
 
 from state import CHECKPOINT_FILE_NAME
 from state.state import State, StateReader
@@ -18,10 +18,9 @@ from state.types import Block
 from kubeinputs.features import FeatureGates
 from kubeinputs.pod import Container, Pod
 from topologymanager.hint import TopologyHint
-from topologymanager.hint_provider import ProviderHints
 from topologymanager.observer import MEMORY_MANAGER, NO_OBSERVER, Observer
 
-from memorymanager.container_map import ContainerMap, ContainerMapError
+from memorymanager.container_map import ContainerMapError
 from kubeinputs.goformat import go_map_string, go_quote
 from memorymanager.memory_drift import PROC_IOMEM_PATH
 from memorymanager.policy import (
@@ -33,6 +32,7 @@ from memorymanager.policy import (
     MemoryManagerError,
     Policy,
 )
+from memorymanager.policy_manager import ActivePodsFunc, PolicyManager
 from memorymanager.policy_none import new_policy_none
 from memorymanager.policy_static import new_policy_static
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE
@@ -52,9 +52,6 @@ __all__ = [
 # kubelet's memoryManagerStateFileName; the name itself lives in state/.
 # The simulated kubelet runs on Linux: Static is available, BestEffort (Windows only) is not.
 PLATFORM = "linux"
-
-ActivePodsFunc = Callable[[], Sequence[Any]]
-
 
 def new_manager(
     policy_name: str,
@@ -119,49 +116,17 @@ class PinnedAffinity:
         return self.store.get_affinity(pod_uid, container_name)
 
 
-class Manager:
-    """kubelet's memory manager. Build with `new_manager`, then `start` before anything else."""
+class Manager(PolicyManager[State]):
+    """kubelet's memory manager. Build with `new_manager`, then `start` before anything else (the state
+    store, stale state, hint and Allocate calls: `policy_manager.PolicyManager`)."""
+
+    PROVIDER = MEMORY_MANAGER
 
     def __init__(self, policy: Policy, state_dir: Optional[str], feature_gates: FeatureGates,
                  observer: Observer = NO_OBSERVER, affinity: Optional[PinnedAffinity] = None):
-        self.policy = policy
-        self.state_dir = state_dir
-        self.file_ops = None  # the checkpoint's FileOps (None: the durable default); set before start
-        self.feature_gates = feature_gates
-        self.observer = observer
+        super().__init__(policy, state_dir, feature_gates, observer)
         self._affinity = affinity  # what the policy reads the stored hints through (None: no pinning)
-        self.container_map = ContainerMap()
-        self._state: Optional[State] = None
-        self._active_pods: Optional[ActivePodsFunc] = None
-        # optional: a value that changes whenever the active pods may have changed (the simulated node
-        # gives one); with it remove_stale_state skips the walk while nothing can have become stale
-        self._active_pods_version: Optional[Any] = None
-        self._clean_for: Optional[tuple] = None
         self._allocatable_memory: list[Block] = []
-
-    # ----- lifecycle ----------------------------------------------------------------------------
-
-    def start(
-        self,
-        active_pods: ActivePodsFunc,
-        initial_containers: Union[ContainerMap, Mapping[str, tuple[str, str]], None] = None,
-        active_pods_version: Optional[Any] = None,
-    ) -> None:
-        """Restore the state, start the policy (validateState) and cache allocatable memory once.
-
-        Raises the state package's StateError unchanged when the checkpoint cannot be
-        restored, and MemoryManagerError when the policy refuses the restored state.
-        """
-        self._active_pods = active_pods
-        self._active_pods_version = active_pods_version
-        self._clean_for = None
-        if isinstance(initial_containers, ContainerMap):
-            self.container_map = initial_containers
-        else:
-            self.container_map = ContainerMap(dict(initial_containers or {}))
-        self._state = self._new_state()
-        self.policy.start(self._state)
-        self._allocatable_memory = self.policy.get_allocatable_memory(self._state)
 
     def _new_state(self) -> State:
         """The checkpoint-backed store, or an in-memory one when there is no state directory."""
@@ -175,83 +140,16 @@ class Manager:
             ops=self.file_ops,
         )
 
-    def _started_state(self) -> State:
-        """The state store; using the manager before start is an error."""
-        if self._state is None:
-            raise MemoryManagerError("memory manager is not started")
-        return self._state
+    def _in_memory_copy(self, state: State) -> State:
+        """The state in memory (StateError and MemoryManagerError of start come from the store and policy)."""
+        return state if isinstance(state, MemoryState) else in_memory_copy(state)
 
-    # ----- stale state --------------------------------------------------------------------------
+    def _not_started(self) -> Exception:
+        return MemoryManagerError("memory manager is not started")
 
-    def _policy_remove_container_by_ref(self, pod_uid: str, container_name: str) -> None:
-        """Release a container in the policy and forget its ID."""
-        self.policy.remove_container(self._started_state(), pod_uid, container_name)
-        self.container_map.remove_by_container_ref(pod_uid, container_name)
-
-    def remove_stale_state(self) -> None:
-        """Drop the state of every (pod, container) that is not part of an active pod.
-
-        kubelet does this at the start of Allocate, AllocatePod and the hint calls,
-        once all pod sources are ready (always, here). Pods are walked in sorted
-        order where Go's map order is random. Cost: O(a + s log s) for a active
-        containers and s stored ones (the stored blocks are not copied), plus the
-        removals.
-        """
-        state = self._started_state()
-        # After a pass every stored container belongs to an active pod, and until the active pods
-        # change only their containers are allocated: nothing can be stale, and the O(containers)
-        # walk per call (a pod of n containers: O(n^2)) is skipped.
-        version = self._active_pods_version() if self._active_pods_version is not None else None
-        clean = self._clean_for
-        if version is not None and clean is not None and clean[0] == version[0] and clean[1] is version[1]:
-            return
-        self._clean_for = version
-        pods = {pod.uid: pod for pod in (self._active_pods() if self._active_pods is not None else [])}
-        # like kubelet, the last pod listed under a UID counts
-        active = {(uid, c.name) for uid, pod in pods.items() for c in (*pod.init_containers, *pod.containers)}
-        for ref in state.assigned_containers():
-            if ref not in active:
-                self._policy_remove_container_by_ref(*ref)
-        for _container_id, ref in self.container_map.items():  # a snapshot: removal is safe
-            if ref not in active:
-                self._policy_remove_container_by_ref(*ref)
-
-    # ----- hint provider ------------------------------------------------------------------------
-
-    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
-        """Container-scope hints (after dropping stale state), reported to the observer."""
-        self.remove_stale_state()
-        hints = self.policy.get_topology_hints(self._started_state(), pod, container)
-        self.observer.hints_given(MEMORY_MANAGER, pod, container, hints)
-        return hints
-
-    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
-        """Pod-scope hints (after dropping stale state), reported to the observer."""
-        self.remove_stale_state()
-        hints = self.policy.get_pod_topology_hints(self._started_state(), pod)
-        self.observer.hints_given(MEMORY_MANAGER, pod, None, hints)
-        return hints
-
-    def allocate(self, pod: Pod, container: Container) -> None:
-        """Reserve memory for a container at admission; raises MemoryManagerError to reject."""
-        self.remove_stale_state()
-        self._allocate(pod, container, lambda state: self.policy.allocate(state, pod, container))
-
-    def allocate_pod(self, pod: Pod) -> None:
-        """Reserve memory for a whole pod (PodLevelResourceManagers); raises to reject."""
-        self.remove_stale_state()
-        self._allocate(pod, None, lambda state: self.policy.allocate_pod(state, pod))
-
-    def _allocate(self, pod: Pod, container: Optional[Container], call: Callable[[State], None]) -> None:
-        """One Allocate or AllocatePod of the policy, its start and end reported to the observer."""
-        state = self._started_state()
-        self.observer.allocation_started(MEMORY_MANAGER, pod, container)
-        try:
-            call(state)
-        except Exception as err:
-            self.observer.allocation_done(MEMORY_MANAGER, pod, container, err)
-            raise
-        self.observer.allocation_done(MEMORY_MANAGER, pod, container, None)
+    def _started(self, state: State) -> None:
+        """Allocatable memory, computed once at start."""
+        self._allocatable_memory = self.policy.get_allocatable_memory(state)
 
     @contextmanager
     def pinned_affinity(self, pod_uid: str, hints: Mapping[str, TopologyHint]) -> Iterator[None]:
@@ -268,7 +166,7 @@ class Manager:
 
     # ----- container lifecycle ------------------------------------------------------------------
 
-    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+    def add_container(self, pod: Pod, container: Container, container_id: str) -> None:
         """Register the container ID, then release every regular init container declared before
         this container (they have finished); sidecars are never released here.
 
@@ -300,7 +198,7 @@ class Manager:
 
     # ----- readers ------------------------------------------------------------------------------
 
-    def get_memory_numa_nodes(self, pod: Any, container: Any) -> Optional[list[int]]:
+    def get_memory_numa_nodes(self, pod: Pod, container: Container) -> Optional[list[int]]:
         """NUMA nodes of the container's blocks, ascending; None when it has none."""
         nodes: set[int] = set()
         for block in self._started_state().get_memory_blocks(pod.uid, container.name) or []:
@@ -319,23 +217,6 @@ class Manager:
         """The pod-level blocks (PodLevelResourceManagers), None if none."""
         return self._started_state().get_pod_memory_blocks(pod_uid)
 
-    def keep_in_memory(self) -> None:
-        """From now on nothing of this manager reaches a file: its state is held in memory only, and a
-        later start begins from an empty state (a copy of a node, `SimulatedNode.fork`). Cost: O(state)
-        when the state was the checkpoint's, else O(1)."""
-        self.state_dir = None
-        if self._state is not None and not isinstance(self._state, MemoryState):
-            self._state = in_memory_copy(self._state)
-
-    def deferred_writes(self) -> ContextManager[object]:
-        """A context in which the checkpoint is written once at the end instead of after every change
-        (the State's deferred_writes; in memory, nothing to defer)."""
-        return self._started_state().deferred_writes()
-
     def state(self) -> StateReader:
         """A read-only view of the state store (kubelet's State() returns a state.Reader)."""
         return StateReader(self._started_state())
-
-    def policy_name(self) -> str:
-        """The active policy's name."""
-        return self.policy.name()
