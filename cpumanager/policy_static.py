@@ -16,7 +16,7 @@ finished init containers are re-used by later containers. Every error carries ku
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
 from kubeinputs.cpuset import CPUSet
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
@@ -158,7 +158,7 @@ class StaticPolicy:
         """GetAvailablePhysicalCPUs: the shared pool minus the reserved CPUs' whole cores."""
         return state.get_default_cpu_set().difference(self.reserved_physical_cpus)
 
-    def update_cpus_to_reuse(self, pod: Any, container: Any, cset: CPUSet) -> None:
+    def update_cpus_to_reuse(self, pod: Pod, container: Container, cset: CPUSet) -> None:
         """updateCPUsToReuse: only the current pod is remembered; a regular init container adds its
         CPUs, an app container (or a sidecar) takes its own out."""
         for uid in list(self.cpus_to_reuse):
@@ -281,7 +281,7 @@ class StaticPolicy:
         return {CPU: generate_cpu_topology_hints(self.topology, available, reusable, request,
                                                  self.options.align_by_socket)}
 
-    def get_topology_hints(self, state: State, pod: Any, container: Any) -> ProviderHints:
+    def get_topology_hints(self, state: State, pod: Pod, container: Container) -> ProviderHints:
         """GetTopologyHints: none for a shared-pool container; regenerated from the CPUs a container
         already holds (no possible placement when their number differs from the request)."""
         requested = guaranteed_cpus(pod, container, self.feature_gates)
@@ -296,7 +296,7 @@ class StaticPolicy:
             return self._hints(allocated, CPUSet(), requested)
         return self._hints(self.get_available_cpus(state), self.cpus_to_reuse.get(pod.uid, CPUSet()), requested)
 
-    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, state: State, pod: Pod) -> ProviderHints:
         """GetPodTopologyHints: the pod total; CPUs already held by its containers are re-used (and, when
         they make up the whole request, regenerated alone)."""
         requested = pod_guaranteed_cpus(pod, self.feature_gates)
@@ -324,7 +324,7 @@ class StaticPolicy:
 
     # ----- pod-level resource managers (KEP-5526, gate PodLevelResourceManagers) --------------
 
-    def validate_pod_scope_resources(self, pod: Any) -> None:
+    def validate_pod_scope_resources(self, pod: Pod) -> None:
         """validatePodScopeResources: refuse a pod-level budget that cannot run an exclusive init
         container or leaves the shared pool empty while some container needs it."""
         total = pod_guaranteed_cpus(pod, self.feature_gates)

@@ -308,11 +308,11 @@ class Manager:
         self._allocate_container_resources(pod, container, reuse)
         state.pod_devices.remove_container_allocated_resources(uid, container.name, reuse)
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """AllocatePod (PodLevelResourceManagers): kubelet's device manager allocates per container only."""
         self._started_state()
 
-    def _allocate_container_resources(self, pod: Any, container: Any, reuse: dict[str, set[str]]) -> None:
+    def _allocate_container_resources(self, pod: Pod, container: Container, reuse: dict[str, set[str]]) -> None:
         """allocateContainerResources: every device plugin resource in the container's limits (sorted by name:
         Go's map order is random); the checkpoint is written when something was allocated."""
         state = self._state

@@ -474,7 +474,7 @@ def is_supported_pod_level_resource(name: str) -> bool:
     return name in POD_LEVEL_RESOURCE_NAMES or is_hugepage_resource(name)
 
 
-def is_pod_level_resources_set(pod: Any) -> bool:
+def is_pod_level_resources_set(pod: Pod) -> bool:
     """IsPodLevelResourcesSet: the pod's `spec.resources` requests or limits name a supported resource.
 
     Duck-typed: `pod.resources` is None or has `requests` and `limits` maps (either may be None).

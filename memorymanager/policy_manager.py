@@ -10,7 +10,7 @@ containers at AddContainer, the CPU manager at RemoveContainer).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, ContextManager, Generic, Mapping, Optional, Protocol, Sequence, TypeVar, Union
+from typing import Callable, ContextManager, Generic, Mapping, Optional, Protocol, Sequence, TypeVar, Union
 
 from kubeinputs.features import FeatureGates
 from kubeinputs.pod import Container, Pod
@@ -92,7 +92,7 @@ class PolicyManager(Generic[S]):
         self._active_pods: Optional[ActivePodsFunc] = None
         # optional: a value that changes whenever the active pods may have changed (the simulated node
         # gives one); with it remove_stale_state skips the walk while nothing can have become stale
-        self._active_pods_version: Optional[Callable[[], Any]] = None
+        self._active_pods_version: Optional[Callable[[], tuple]] = None
         self._clean_for: Optional[tuple] = None
 
     # ----- what each manager says -----
@@ -118,7 +118,7 @@ class PolicyManager(Generic[S]):
         self,
         active_pods: ActivePodsFunc,
         initial_containers: Union[ContainerMap, Mapping[str, tuple[str, str]], None] = None,
-        active_pods_version: Optional[Callable[[], Any]] = None,
+        active_pods_version: Optional[Callable[[], tuple]] = None,
     ) -> None:
         """Restore the state, start the policy (validateState), then what the manager computes once.
         Raises the store's and the policy's errors unchanged."""

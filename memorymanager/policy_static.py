@@ -7,7 +7,7 @@ kubelet's exact text.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
 from kubeinputs.pod import Container, Pod
 from state.state import State
@@ -98,7 +98,7 @@ class StaticPolicy:
         """PodLevelResourceManagers gate."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE)
 
-    def _skip_pod_level(self, pod: Any) -> bool:
+    def _skip_pod_level(self, pod: Pod) -> bool:
         """Pods with pod-level resources the policy does not handle: released code skips them when
         PodLevelResources is on; with PodLevelResourceManagers on they are handled instead."""
         if not is_pod_level_resources_set(pod):
@@ -107,7 +107,7 @@ class StaticPolicy:
             return not self._pod_level_resources
         return self._pod_level_resources
 
-    def _is_guaranteed(self, pod: Any) -> bool:
+    def _is_guaranteed(self, pod: Pod) -> bool:
         """The pod's QoS class is Guaranteed (pod-level resources count when PodLevelResources is on)."""
         return get_pod_qos(pod, self._pod_level_resources) == GUARANTEED
 
@@ -196,7 +196,7 @@ class StaticPolicy:
             return regenerate_hints(blocks, requested)
         return calculate_hints(state.get_machine_state(), requested, self.reusable.lookup(pod.uid))
 
-    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, state: State, pod: Pod) -> ProviderHints:
         """Hints for the whole pod (pod scope).
 
         If a container already holds memory, the hints are regenerated from its blocks
@@ -246,7 +246,7 @@ class StaticPolicy:
     # ----- allocation -------------------------------------------------------------------------
 
     def _best_hint(
-        self, machine_state: NUMANodeMap, pod: Any, requested: dict[str, int], hint: TopologyHint
+        self, machine_state: NUMANodeMap, pod: Pod, requested: dict[str, int], hint: TopologyHint
     ) -> TopologyHint:
         """The mask to allocate on: the stored hint, else the default hint; extended when too
         small; refused when it would mix single- and cross-NUMA allocations."""
@@ -328,7 +328,7 @@ class StaticPolicy:
         self._update_init_containers_memory_blocks(state, pod, container, container_blocks)
 
     def _update_init_containers_memory_blocks(
-        self, state: State, pod: Any, container: Any, container_blocks: list[Block]
+        self, state: State, pod: Pod, container: Container, container_blocks: list[Block]
     ) -> None:
         """Shrink earlier regular init containers' blocks by the memory this container re-used, so
         that the pod's block sizes add up to what is really reserved.
@@ -413,7 +413,7 @@ class StaticPolicy:
 
     # ----- pod-level resource managers (KEP-5526, gate PodLevelResourceManagers) --------------
 
-    def validate_pod_scope_resources(self, pod: Any) -> None:
+    def validate_pod_scope_resources(self, pod: Pod) -> None:
         """Refuse a pod-level budget that leaves the shared pool empty while some container needs it."""
         pod_total = get_pod_requested_resources(pod, True)
         has_shared_long_running = False
@@ -506,7 +506,7 @@ class StaticPolicy:
             raise EmptyPodSharedPoolError(str(err)) from None
         return pod_total
 
-    def _pod_numa_nodes(self, machine_state: NUMANodeMap, pod: Any, pod_total: dict[str, int]) -> list[int]:
+    def _pod_numa_nodes(self, machine_state: NUMANodeMap, pod: Pod, pod_total: dict[str, int]) -> list[int]:
         """The pod budget's NUMA nodes: its first container's stored hint, checked and extended by _best_hint."""
         first = first_container_name(pod)
         hint = self.affinity.get_affinity(pod.uid, first) if first is not None else TopologyHint()
@@ -520,7 +520,7 @@ def _blocks_on(bits: list[int], sizes: Mapping[str, int]) -> list[Block]:
 
 
 def _pod_container_blocks(
-    pod: Any, pod_total: dict[str, int], bits: list[int]
+    pod: Pod, pod_total: dict[str, int], bits: list[int]
 ) -> tuple[dict[str, list[Block]], list[Block]]:
     """Exclusive blocks by container name, and the shared pool (the budget left) for the other containers."""
     exclusive, sidecar_memory = _init_container_blocks(pod, pod_total, bits)
@@ -537,7 +537,7 @@ def _pod_container_blocks(
 
 
 def _init_container_blocks(
-    pod: Any, pod_total: dict[str, int], bits: list[int]
+    pod: Pod, pod_total: dict[str, int], bits: list[int]
 ) -> tuple[dict[str, list[Block]], dict[str, int]]:
     """Init containers' exclusive blocks (budget minus earlier sidecars if no request) and the sidecars' memory."""
     exclusive: dict[str, list[Block]] = {}

@@ -12,12 +12,13 @@ TopologyManagerError with kubelet's message:
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
 from topologymanager.admission import PodAdmitResult
 from topologymanager.errors import NUMAInfoError, TopologyManagerError
 from kubeinputs.features import FeatureGates
-from kubeinputs.pod import Pod
+from kubeinputs.machine import Node
+from kubeinputs.pod import Container, Pod
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import HintProvider
 from topologymanager.fast_merge import fast_merge_hints
@@ -76,7 +77,7 @@ class Manager:
         self.observer.admission_done(pod, result)
         return result
 
-    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+    def add_container(self, pod: Pod, container: Container, container_id: str) -> None:
         """Record the container ID of an admitted container."""
         self.scope.add_container(pod, container, container_id)
 
@@ -111,7 +112,7 @@ def new_scope(name: str, policy: Policy, feature_gates: FeatureGates, observer: 
 
 
 def new_manager(
-    topology: Optional[Iterable[Any]],
+    topology: Optional[Iterable[Node]],
     policy_name: str,
     scope_name: str,
     policy_options: Optional[Mapping[str, str]] = None,

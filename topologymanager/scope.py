@@ -10,12 +10,12 @@ Pods are duck-typed: `pod.uid`, `pod.init_containers`, `pod.containers`,
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from topologymanager.admission import PodAdmitResult
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from kubeinputs.limits import WorkLimitError
-from kubeinputs.pod import is_pod_level_resources_set
+from kubeinputs.pod import Container, Pod, is_pod_level_resources_set
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import HintProvider
 from topologymanager.observer import NO_OBSERVER, Observer
@@ -26,7 +26,7 @@ POD_TOPOLOGY_SCOPE = "pod"
 NONE_TOPOLOGY_SCOPE = "none"
 
 
-def all_containers(pod: Any) -> list[Any]:
+def all_containers(pod: Pod) -> list[Container]:
     """Init containers, then app containers, in spec order (kubelet's admission order)."""
     return [*(pod.init_containers or []), *(pod.containers or [])]
 
@@ -61,7 +61,7 @@ class Scope:
         """The policy this scope merges with."""
         return self.policy
 
-    def uses_pod_level_allocation(self, pod: Any) -> bool:
+    def uses_pod_level_allocation(self, pod: Pod) -> bool:
         """Whether this pod takes the KEP-5526 path (PodLevelResourceManagers gate on and pod-level resources set)."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE) and is_pod_level_resources_set(pod)
 
@@ -71,7 +71,7 @@ class Scope:
         self.hint_providers.append(provider)
 
     # --- container bookkeeping ------------------------------------------------------------
-    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+    def add_container(self, pod: Pod, container: Container, container_id: str) -> None:
         """Remember which (pod, container) a container ID belongs to."""
         self.container_map[container_id] = (str(pod.uid), container.name)
 
@@ -92,7 +92,7 @@ class Scope:
             del self.pod_topology_hints[pod_uid]
 
     # --- allocation ------------------------------------------------------------------------
-    def allocate_aligned_resources(self, pod: Any, container: Any) -> Optional[Exception]:
+    def allocate_aligned_resources(self, pod: Pod, container: Container) -> Optional[Exception]:
         """Call allocate on every provider in order; the first error is returned (not raised)."""
         for provider in self.hint_providers:
             try:
@@ -103,6 +103,6 @@ class Scope:
                 return err
         return None
 
-    def admit(self, pod: Any) -> PodAdmitResult:
+    def admit(self, pod: Pod) -> PodAdmitResult:
         """Admit or reject `pod`; allocations already made are not rolled back on rejection."""
         raise NotImplementedError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from typing import Any, Callable, Optional
+from typing import Optional
 
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from memorymanager.explain.build import explain_pod
@@ -18,6 +18,7 @@ from memorymanager.node.simulated_node import NodeError
 from memorymanager.runner.execute import ScenarioRun, build_provider, error_message, prepare_state_dir
 from memorymanager.runner.scenario import Scenario, Step
 from memorymanager.node.render import assignments_to_obj, machine_state_to_obj
+from topologymanager.merge import MergeFn
 
 EXPLAINED_OPS = ("admit", "hints")
 
@@ -41,7 +42,7 @@ def explain_step(run: ScenarioRun, step: Step, what_if: bool = False) -> Explana
 
 
 def walk_scenario(scenario: Scenario, only_step: Optional[int] = None,
-                  merge_fn: Optional[Callable[..., Any]] = None, what_if: bool = False,
+                  merge_fn: Optional[MergeFn] = None, what_if: bool = False,
                   limits: Limits = DEFAULT_LIMITS) -> ScenarioView:
     """Run every step; explain admit and hints steps (only step `only_step` when given).
     `merge_fn` is the topology manager merge (None: the production one), as `run --merge` picks it;
@@ -77,7 +78,7 @@ def walk_scenario(scenario: Scenario, only_step: Optional[int] = None,
         shutil.rmtree(state_dir, ignore_errors=True)
 
 
-def walk_paths(paths: list[str], merge_fn: Optional[Callable[..., Any]] = None,
+def walk_paths(paths: list[str], merge_fn: Optional[MergeFn] = None,
                limits: Limits = DEFAULT_LIMITS) -> list[ScenarioView]:
     """Every scenario file named by `paths` (files or folders, as `run` finds them), walked;
     a file that is not a valid scenario becomes a view with its error and no steps."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence
+from typing import Any, ContextManager, Mapping, Optional, Sequence
 
 from kubeinputs.errors import Error, InputError
 
@@ -25,6 +25,7 @@ from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import new_manager as new_topology_manager
+from topologymanager.merge import MergeFn
 from topologymanager.observer import MEMORY_MANAGER, Observer, ObserverList
 
 from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
@@ -52,7 +53,7 @@ class KubeletStartError(NodeError):
     hint: Optional[str] = None
 
 
-def policy_name_hint(error: Any, config: KubeletConfig) -> Optional[str]:
+def policy_name_hint(error: BaseException, config: KubeletConfig) -> Optional[str]:
     """For kubelet's `unknown policy: "static"`: the memory manager policies it knows, spelled as it
     spells them (the names are case-sensitive)."""
     name = config.memory_manager_policy
@@ -100,18 +101,18 @@ class FixedHintProvider:
         """Whether the hints are given for the pod scope only (pod hints, none per container)."""
         return self.pod is not None and not self.containers
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
         """The fixed hints of `container` (None when it has none)."""
         return _copy_hints(self.containers.get(container.name))
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
         """The fixed pod-scope hints."""
         return _copy_hints(self.pod)
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """Nothing to allocate."""
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """Nothing to allocate."""
 
 
@@ -141,20 +142,20 @@ class _SwitchableProvider:
     def __init__(self) -> None:
         self.current: Optional[Any] = None
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
         """The current injected provider's container hints, else no preference."""
         return self.current.get_topology_hints(pod, container) if self.current else None
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
         """The current injected provider's pod hints, else no preference."""
         return self.current.get_pod_topology_hints(pod) if self.current else None
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """The current injected provider's Allocate, if any."""
         if self.current:
             self.current.allocate(pod, container)
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """The current injected provider's AllocatePod, if any."""
         if self.current and hasattr(self.current, "allocate_pod"):
             self.current.allocate_pod(pod)
@@ -206,7 +207,7 @@ class SimulatedNode:
         machine: MachineInfo,
         config: KubeletConfig,
         state_dir: Optional[str],
-        merge_fn: Optional[Callable[..., Any]] = None,
+        merge_fn: Optional[MergeFn] = None,
         observers: Sequence[Observer] = (),
         limits: Limits = DEFAULT_LIMITS,
     ):

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, NodeError
 from topologymanager.hint import TopologyHint
 from topologymanager.manager import MERGE_FUNCTIONS
+from topologymanager.merge import MergeFn
 from topologymanager.observer import Observer
 from topologymanager.reference_merge import ReferenceRefusal
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
@@ -31,7 +32,7 @@ from memorymanager.runner.scenario import HintSpec, InjectedHints, Scenario, Sce
 MERGE_CHOICES = tuple(MERGE_FUNCTIONS)
 
 
-def merge_function(name: str) -> Optional[Callable[..., Any]]:
+def merge_function(name: str) -> Optional[MergeFn]:
     """The topology manager merge for `--merge`: None (production) or the reference cross product."""
     if name in MERGE_FUNCTIONS:
         return MERGE_FUNCTIONS[name]
@@ -84,7 +85,7 @@ def init_memory_account(pod: Pod, init_blocks: dict[str, Optional[list[Block]]])
 class ScenarioRun:
     """The execution of one scenario on one node."""
 
-    def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[Callable[..., Any]] = None,
+    def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[MergeFn] = None,
                  observe_all: bool = True, durable: bool = True, observers: Sequence[Observer] = (),
                  limits: Limits = DEFAULT_LIMITS):
         # observe_all off: the whole node state (machineState, entries, podEntries, allocatable) and an
@@ -200,7 +201,7 @@ def prepare_state_dir(scenario: Scenario, state_dir: str) -> None:
 
 
 def run_scenario(
-    scenario: Scenario, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None,
+    scenario: Scenario, state_dir: Optional[str] = None, merge_fn: Optional[MergeFn] = None,
     observe_all: bool = True, observers: Sequence[Observer] = (), limits: Limits = DEFAULT_LIMITS,
 ) -> ScenarioResult:
     """Run one parsed scenario; `state_dir` None = a temporary folder removed afterwards; `observers` hear
@@ -226,7 +227,7 @@ def run_scenario(
 
 
 def run_file(
-    path: str, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None,
+    path: str, state_dir: Optional[str] = None, merge_fn: Optional[MergeFn] = None,
     observe_all: bool = True, observers: Sequence[Observer] = (), limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[ScenarioResult, Optional[Scenario]]:
     """Load and run one file within `limits`; an invalid file gives an `invalid` result and no scenario."""
@@ -245,7 +246,7 @@ def run_file(
 def run_paths(
     paths: Iterable[str],
     state_dir: Optional[str] = None,
-    merge_fn: Optional[Callable[..., Any]] = None,
+    merge_fn: Optional[MergeFn] = None,
     on_scenario: Optional[Callable[[ScenarioResult, Optional[Scenario]], None]] = None,
     observe_all: bool = True,
     observers: Sequence[Observer] = (),

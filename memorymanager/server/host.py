@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Optional, TypeVar
 from kubeinputs.errors import InputError
 from kubeinputs.features import FeatureGateError, FeatureGates
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
-from kubeinputs.pod import Pod, parse_pod
+from kubeinputs.pod import Container, Pod, parse_pod
 from kubeinputs.reader import load_file, load_text
 from memorymanager.node.api import Admission, HintsInput, Node, PodInput, find_admitted, read_pod
 from memorymanager.node.simulated_node import KubeletStartError
@@ -33,7 +33,7 @@ T = TypeVar("T")
 PODS_FILE_NAME = "served_pods.json"
 
 
-def listed_containers(pod: Pod, sidecars: bool = True) -> list[Any]:
+def listed_containers(pod: Pod, sidecars: bool = True) -> list[Container]:
     """Kubelet's PodResources order: restartable init containers (sidecars) first, then app
     containers; regular init containers are not listed."""
     first = [c for c in pod.init_containers if sidecars and c.is_restartable]
@@ -137,7 +137,7 @@ class NodeHost(SnapshotReader):
         blocks = {c.name: tuple(node.memory_blocks(pod.uid, c.name)) for c in listed_containers(pod)}
         pod_blocks = tuple(node.pod_memory_blocks(pod.uid))
 
-        def view(containers: list[Any]) -> PodView:
+        def view(containers: list[Container]) -> PodView:
             return PodView(pod.name, pod.namespace, pod.uid,
                            tuple(ContainerView(c.name, blocks[c.name]) for c in containers), pod_blocks)
 

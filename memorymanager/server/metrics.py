@@ -53,6 +53,7 @@ from prometheus_client.core import Metric
 
 from kubeinputs.features import FeatureGateError, FeatureGates
 from kubeinputs.pod import Container, Pod
+from memorymanager.node.simulated_node import SimulatedNode
 from memorymanager.server.kubelet_series import ADMISSION_DURATION_MS_BUCKETS, SERIES, series
 from topologymanager.admission import PodAdmitResult
 from topologymanager.observer import MEMORY_MANAGER, Observer
@@ -107,7 +108,7 @@ class KubeletMetrics(Observer):
 
     def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self.counts = Counts()
-        self.node: Optional[object] = None  # the simulated node of the last (re)start heard
+        self.node: Optional[SimulatedNode] = None  # the simulated node of the last (re)start heard
         self._clock = clock
         self._admission_started = 0.0
         self._lock = threading.Lock()
@@ -167,7 +168,7 @@ class KubeletMetrics(Observer):
 
     def kubelet_started(self, node: object) -> None:
         """A new kubelet process: every counter from zero."""
-        self.node = node
+        self.node = node if isinstance(node, SimulatedNode) else None
         self.reset()
 
     def admission_started(self, pod: Pod) -> None:
@@ -255,7 +256,7 @@ def _histogram(name: str, counts: Counts) -> Metric:
     return metric
 
 
-def numa_families(node: Any) -> list[Metric]:
+def numa_families(node: SimulatedNode) -> list[Metric]:
     """Per-NUMA-node gauges of a simulated node (`Node.simulated_node`); nothing when it is
     not running."""
     if not getattr(node, "running", False):
@@ -347,7 +348,7 @@ def _escape(value: str) -> str:
     return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
-def exposition(metrics: KubeletMetrics, node: Any) -> str:
+def exposition(metrics: KubeletMetrics, node: SimulatedNode) -> str:
     """Everything `/metrics` shows for a simulated node: kubelet's families and the per-NUMA
     gauges, sorted by name as client_golang gathers them."""
     return metrics_page(node_metrics(metrics, node), metrics)
@@ -363,7 +364,7 @@ class NodeMetrics:
     gates: FeatureGates
 
 
-def node_metrics(metrics: KubeletMetrics, node: Any) -> NodeMetrics:
+def node_metrics(metrics: KubeletMetrics, node: SimulatedNode) -> NodeMetrics:
     """The node's part of the page, now."""
     return NodeMetrics(metrics.snapshot(), numa_families(node), _feature_gates(node))
 
@@ -375,7 +376,7 @@ def metrics_page(node: NodeMetrics, pod_resources: KubeletMetrics) -> str:
     return render(sorted(kubelet_families(counts, node.gates) + node.numa, key=lambda m: m.name))
 
 
-def _feature_gates(node: Any) -> FeatureGates:
+def _feature_gates(node: SimulatedNode) -> FeatureGates:
     """The node's feature gates (the defaults when they do not validate: such a kubelet never
     started, and its PodResources server answered nothing)."""
     try:
