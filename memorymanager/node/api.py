@@ -350,7 +350,8 @@ class Node:
         cls, kubelet: KubeletInput = None, *, sysfs_root: Union[str, Path] = "/sys",
         state_dir: Union[str, Path, None] = None,
     ) -> "Node":
-        """A node with this host's NUMA topology, read from sysfs as cadvisor reads it."""
+        """A node with this host's NUMA topology, read from sysfs as cadvisor reads it.
+        Cost: one read of the sysfs tree (a few small files per NUMA node and CPU)."""
         root = _check_path(sysfs_root, "sysfs_root", "a folder path")
         if root is None or not os.path.isdir(root):
             raise InputError("sysfs_root", f"expected a folder path, got {describe(sysfs_root)}"
@@ -372,33 +373,35 @@ class Node:
 
     @property
     def simulated_node(self) -> SimulatedNode:
-        """The simulated node underneath, for the layers built on this API (servers, explain)."""
+        """The simulated node underneath, for the layers built on this API (servers, explain). Cost: O(1)."""
         return self._node
 
     @property
     def machine(self) -> MachineInfo:
-        """The node's machine info."""
+        """The node's machine info. Cost: O(1)."""
         return self._node.machine
 
     @property
     def limits(self) -> Limits:
-        """The work limits of the node's readers (its pods, configuration overrides, checkpoint)."""
+        """The work limits of the node's readers (its pods, configuration overrides, checkpoint). Cost: O(1)."""
         return self._node.limits
 
     @property
     def kubelet(self) -> KubeletConfig:
-        """The node's kubelet configuration."""
+        """The node's kubelet configuration. Cost: O(1)."""
         return self._node.config
 
     def start(self) -> None:
-        """Start kubelet's managers (restoring the checkpoint, if any); raises KubeletStartError."""
+        """Start kubelet's managers (restoring the checkpoint, if any); raises KubeletStartError.
+        Cost: O(state): the checkpoint read, decoded and checked against the machine (validateState)."""
         self._started = True
         self._node.start()
 
     def restart(self, **overrides: object) -> None:
         """Restart kubelet, optionally with changed KubeletConfiguration fields (their field names:
         `restart(topologyManagerPolicy="restricted")`) laid over the configuration of the last start
-        that succeeded (a failed start's fields are not kept); state comes back from the checkpoint."""
+        that succeeded (a failed start's fields are not kept); state comes back from the checkpoint.
+        Cost: as `start`."""
         _refuse_none_fields(overrides, "restart")
         base = self._node.started_config or self._node.config  # a failed start leaves nothing to build on
         config = parse_kubelet_config(dict(overrides), "restart", base=base, limits=self._node.limits) if overrides \
@@ -420,20 +423,25 @@ class Node:
     # ----- pods -----
 
     def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
-        """Admit a pod as kubelet does (topology manager admission, then container creation)."""
+        """Admit a pod as kubelet does (topology manager admission, then container creation).
+        Cost: per container, every provider's hints and their merge, O(2^n x resources) for n NUMA
+        nodes (a hint family, searched, from 17), then Allocate; one checkpoint write, O(assigned
+        containers)."""
         node = self._running()
         parsed = read_pod(pod, limits=self._node.limits)
         return admission_of(node, parsed, node.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
-        """The answer `admit` would give, without changing this node."""
+        """The answer `admit` would give, without changing this node.
+        Cost: as `admit`, on a copy of the node (O(state + pods) to copy); nothing is written."""
         node = self._running()
         parsed = read_pod(pod, limits=self._node.limits)
         trial = node.fork()
         return admission_of(trial, parsed, trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def hints(self, pod: PodInput) -> dict[str, HintMap]:
-        """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope."""
+        """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope.
+        Cost: the hint calls of an admission, O(containers x 2^n x resources) for n NUMA nodes; nothing changes."""
         node = self._running()
         hints = node.topology_hints(read_pod(pod, limits=node.limits))
         return {key: _copy_hint_map(value) for key, value in hints.items()}
@@ -441,7 +449,8 @@ class Node:
     def remove(self, pod: PodInput, container: Optional[str] = None, *, namespace: Optional[str] = None) -> None:
         """Remove every container of an admitted pod (by name, UID or manifest), or one container;
         `namespace` picks the pod of that name in that namespace (a pod refused at admission is
-        removed from the node's pods as kubelet deletes it)."""
+        removed from the node's pods as kubelet deletes it). Cost: one release per container of the
+        pod and one checkpoint write (O(assigned containers)); a pod given by name is found in O(pods)."""
         if container is not None and not isinstance(container, str):
             raise InputError("container", f"expected a container name or None, got {describe(container)}")
         node = self._running()
@@ -451,21 +460,23 @@ class Node:
         node.remove(found, container)
 
     def pods(self) -> list[str]:
-        """The names of the active pods, in admission order."""
+        """The names of the active pods, in admission order. Cost: O(active pods)."""
         return [p.name for p in self._running().active_pods()]
 
     # ----- readers -----
 
     def machine_state(self) -> dict[int, NUMANodeState]:
-        """A copy of the memory manager's machine state (per NUMA node: memory tables, cells, assignments)."""
+        """A copy of the memory manager's machine state (per NUMA node: memory tables, cells, assignments).
+        Cost: O(NUMA nodes x resources) (a copy)."""
         return dict(clone_machine_state(self._running().state().get_machine_state()))
 
     def free(self) -> BytesByNode:
-        """Free bytes per NUMA node and resource."""
+        """Free bytes per NUMA node and resource. Cost: O(NUMA nodes x resources)."""
         return _by_node(self.machine_state(), lambda table: table.free)
 
     def allocatable(self) -> BytesByNode:
-        """Allocatable bytes per NUMA node and resource (the memory manager's GetAllocatableMemory)."""
+        """Allocatable bytes per NUMA node and resource (the memory manager's GetAllocatableMemory).
+        Cost: O(NUMA nodes x resources)."""
         result: BytesByNode = {}
         for block in self._running().memory_manager.get_allocatable_memory() or []:
             for numa in block.numa_affinity or []:
@@ -505,7 +516,7 @@ class Node:
 
     def active_pods(self) -> list[Pod]:
         """The active pods as parsed Pods (namespace, UID, init and app containers), in admission
-        order; kubelet's PodResources server lists these. Treat them as read-only."""
+        order; kubelet's PodResources server lists these. Treat them as read-only. Cost: O(active pods)."""
         return list(self._running().active_pods())
 
     def is_active(self, uid: str) -> bool:
@@ -515,21 +526,22 @@ class Node:
 
     def memory_blocks(self, pod_uid: str, container: str) -> list[Block]:
         """Copies of the memory manager's blocks of one container (its GetMemory), in state order;
-        empty when it has none."""
+        empty when it has none. Cost: O(the container's blocks)."""
         expect_str(pod_uid, "pod_uid")
         expect_str(container, "container")
         blocks = self._running().memory_manager.get_memory(pod_uid, container) or []
         return [Block(list(b.numa_affinity or []), b.type, b.size) for b in blocks]
 
     def pod_memory_blocks(self, pod_uid: str) -> list[Block]:
-        """Copies of a pod's pod-level blocks (PodLevelResourceManagers); usually empty."""
+        """Copies of a pod's pod-level blocks (PodLevelResourceManagers); usually empty.
+        Cost: O(the pod's blocks)."""
         expect_str(pod_uid, "pod_uid")
         blocks = self._running().memory_manager.get_pod_memory(pod_uid) or []
         return [Block(list(b.numa_affinity or []), b.type, b.size) for b in blocks]
 
     def allocatable_blocks(self) -> list[Block]:
         """The memory manager's GetAllocatableMemory blocks, computed once at start (empty under
-        the None policy)."""
+        the None policy). Cost: O(NUMA nodes x resources)."""
         return list(self._running().memory_manager.get_allocatable_memory() or [])
 
     # ----- for the resource-manager backend (memorymanager.resmgr) -----
@@ -543,7 +555,8 @@ class Node:
         assignments; nothing is placed anew. A container that has no assignment keeps none
         (a later `admit` of its pod places it). `pods` is a list of pods, or a file or YAML text of
         several (`read_pods`).
-        """
+
+        Cost: O(pods + their containers); nothing is placed or written."""
         self._running().assume_running(read_pods(pods, self._node.limits))
 
     def admit_on(self, pod: PodInput, numa_nodes: Mapping[str, Sequence[int]]) -> Admission:
@@ -555,7 +568,8 @@ class Node:
         own Allocate in the same machine state. kubelet's rules still apply to that mask (a
         mask too small is widened, one that would mix single- and cross-NUMA groups is
         refused); the caller checks `Placement.cpuset_mems` and `memory` against what it asked.
-        """
+
+        Cost: as `admit`."""
         parsed = read_pod(pod, limits=self._node.limits)
         pinned = _pinned_hints(parsed, numa_nodes, self._node.machine)
         node = self._running()
