@@ -259,7 +259,7 @@ def _histogram(name: str, counts: Counts) -> Metric:
 def numa_families(node: SimulatedNode) -> list[Metric]:
     """Per-NUMA-node gauges of a simulated node (`Node.simulated_node`); nothing when it is
     not running."""
-    if not getattr(node, "running", False):
+    if not node.running:
         return []
     machine_state = node.state().get_machine_state()
     containers: dict[tuple[int, str], int] = {}

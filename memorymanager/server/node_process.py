@@ -34,9 +34,10 @@ import signal
 import socket
 import threading
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import grpc
 from google.protobuf.message import Message
@@ -63,6 +64,15 @@ class GatedFileOps(FileOps):
         super().__init__(limits)
         self.gate: Optional[Callable[[], None]] = None
 
+    @contextmanager
+    def armed(self, gate: Callable[[], None]) -> Iterator[None]:
+        """Within (one request): the first file call asks `gate` first."""
+        self.gate = gate
+        try:
+            yield
+        finally:
+            self.gate = None
+
     def create_temp(self, directory: str, prefix: str) -> tuple[int, str]:
         """Ask the gate (once per request), then create the temporary file."""
         gate, self.gate = self.gate, None
@@ -88,17 +98,15 @@ def _ask_to_commit(conn: Connection) -> None:
 
 def _run(host: NodeHost, conn: Connection, prepared: Prepared) -> None:
     """Run one prepared request on the host and send the answer with the changes it published."""
-    if isinstance(host.file_ops, GatedFileOps):
-        host.file_ops.gate = lambda: _ask_to_commit(conn)
+    gated = host.file_ops.armed(lambda: _ask_to_commit(conn)) if isinstance(host.file_ops, GatedFileOps) \
+        else nullcontext()
     try:
-        response = execute(host, prepared)
+        with gated:
+            response = execute(host, prepared)
         reply: tuple = ("reply", True, response.SerializeToString())
     except Exception as exc:  # the API's errors, and bugs: a status, never a dead node
         code, message = status_of(exc)
         reply = ("reply", False, (code.name, message))
-    finally:
-        if isinstance(host.file_ops, GatedFileOps):
-            host.file_ops.gate = None
     conn.send(reply + (host.take_changes(),))
 
 
@@ -111,7 +119,7 @@ def _inline(method: str, prepared: Prepared) -> bool:
 
 def _node_main(host: NodeHost, conn: Connection) -> None:
     """The node process: answer requests until the server goes; a forked change takes over."""
-    host.journal = []
+    host.take_changes()  # from now on the host keeps what it publishes, for this process to ship
     while True:
         try:
             message = conn.recv()
