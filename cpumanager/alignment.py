@@ -6,12 +6,8 @@ feeds the `container_aligned_compute_resources_count{boundary="uncore_cache"}` m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kubeinputs.cpuset import CPUSet
-
-if TYPE_CHECKING:
-    from cpumanager.topology import CPUTopology
 
 
 @dataclass(frozen=True)
@@ -38,17 +34,3 @@ class Allocation:
 def empty_allocation() -> Allocation:
     """EmptyAllocation: no CPU, aligned in every way."""
     return Allocation()
-
-
-def is_aligned_at_uncore_cache(topo: "CPUTopology", cpu_list: list[int]) -> bool:
-    """Every CPU is known and in the uncore cache of the first one (zero or one CPU: aligned)."""
-    if len(cpu_list) <= 1:
-        return True
-    reference = topo.cpu_details.get(cpu_list[0])
-    if reference is None:
-        return False
-    for cpu in cpu_list[1:]:
-        info = topo.cpu_details.get(cpu)
-        if info is None or info.uncore_cache_id != reference.uncore_cache_id:
-            return False
-    return True

@@ -26,28 +26,19 @@ The family is 2^20 - 1 - 20 masks; every question the topology manager asks it c
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Sequence, Union
 
 from kubeinputs.cpuset import CPUSet
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 
-from cpumanager.hints import (LISTED_MAX_NODES, listed_hints, min_affinity_size, numa_counts,
-                              reusable_positions)
+from cpumanager.listed_hints import (LISTED_MAX_NODES, listed_hints, min_affinity_size, numa_counts,
+                                     reusable_positions)
 from cpumanager.topology import CPUTopology
 
 
 class CPUHintFamily(HintFamily):
     """The CPU manager's hints for one request on one machine state (real NUMA ids)."""
-
-    def __init__(self, nodes: int, explicit: list[int], universe: int, weights: dict[int, tuple[int, ...]],
-                 capacity: Optional[tuple[int, ...]], preferred_width: int):
-        self.nodes = nodes
-        self.explicit = tuple(sorted(set(explicit)))
-        self.universe = universe
-        self.weights = weights
-        self.capacity = capacity
-        self.preferred_width = preferred_width
 
 
 def family_hints(topo: CPUTopology, numa_nodes: Sequence[int], available: CPUSet, reusable: CPUSet,

@@ -9,14 +9,16 @@ is not simulated: the state is the answer.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence, Union
+from typing import Mapping, Optional
 
 from kubeinputs.cpuset import CPUSet
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from kubeinputs.machine import MachineInfo
 from kubeinputs.quantity import Quantity
-from memorymanager.container_map import ContainerMap, ContainerMapError
-from topologymanager.hint_provider import ProviderHints
+from kubeinputs.pod import Container, Pod
+from memorymanager.container_map import ContainerMapError
+from memorymanager.policy_manager import ActivePodsFunc, PolicyManager  # noqa: F401 (ActivePodsFunc: kubelet's)
+from topologymanager.observer import CPU_MANAGER, NO_OBSERVER, Observer
 
 from cpumanager.errors import CPUManagerError
 from cpumanager.policy import POLICY_NONE, POLICY_STATIC, AffinityStore, Policy
@@ -26,13 +28,10 @@ from cpumanager.reserved_cpus import num_reserved_cpus
 from cpumanager.state import CHECKPOINT_FILE_NAME
 from cpumanager.state.state import State, StateReader
 from cpumanager.state.state_checkpoint import new_checkpoint_state
-from cpumanager.state.state_mem import MemoryState
+from cpumanager.state.state_mem import MemoryState, in_memory_copy
 from cpumanager.topology import CPUTopology, discover
 
 __all__ = ["ActivePodsFunc", "Manager", "CPUManagerError", "new_manager"]
-
-ActivePodsFunc = Callable[[], Sequence[Any]]
-
 
 def new_manager(
     policy_name: str,
@@ -43,12 +42,14 @@ def new_manager(
     state_dir: Optional[str],
     affinity: Optional[AffinityStore],
     feature_gates: Optional[FeatureGates] = None,
+    observer: Observer = NO_OBSERVER,
 ) -> "Manager":
     """kubelet's NewManager: discover the CPU topology, then build the policy, with kubelet's errors.
 
     `specific_cpus` is `reservedSystemCPUs` already checked by `reserved_cpus.get_reserved_cpus`;
     `node_allocatable_reservation` is kubeinputs.kubelet_config.node_allocatable_reservation (its
     `cpu` sizes the reserved set when no list is given). `state_dir` None keeps the state in memory.
+    `observer` hears the manager's and its policy's events (`topologymanager.observer`).
     """
     gates = feature_gates if feature_gates is not None else FeatureGates()
     topology = discover(machine_info)
@@ -61,52 +62,26 @@ def new_manager(
     elif policy_name == POLICY_STATIC:
         count = num_reserved_cpus(node_allocatable_reservation)
         try:
-            policy = new_policy_static(topology, count, specific_cpus, affinity, policy_options, gates)
+            policy = new_policy_static(topology, count, specific_cpus, affinity, policy_options, gates, observer)
         except CPUManagerError as err:
             raise CPUManagerError(f"new static policy error: {err}") from None
     else:
         raise CPUManagerError(f'unknown policy: "{policy_name}"')
-    return Manager(policy, topology, state_dir, gates)
+    return Manager(policy, topology, state_dir, gates, observer)
 
 
-class Manager:
-    """kubelet's CPU manager. Build with `new_manager`, then `start` before anything else."""
+class Manager(PolicyManager[State]):
+    """kubelet's CPU manager. Build with `new_manager`, then `start` before anything else (the state
+    store, stale state, hint and Allocate calls: `memorymanager.policy_manager.PolicyManager`)."""
 
-    def __init__(self, policy: Policy, topology: CPUTopology, state_dir: Optional[str], feature_gates: FeatureGates):
-        self.policy = policy
+    PROVIDER = CPU_MANAGER
+
+    def __init__(self, policy: Policy, topology: CPUTopology, state_dir: Optional[str], feature_gates: FeatureGates,
+                 observer: Observer = NO_OBSERVER):
+        super().__init__(policy, state_dir, feature_gates, observer)
         self.topology = topology
-        self.state_dir = state_dir
-        self.file_ops = None  # the checkpoint's FileOps (None: the durable default); set before start
-        self.feature_gates = feature_gates
-        self.container_map = ContainerMap()
-        self._state: Optional[State] = None
-        self._active_pods: Optional[ActivePodsFunc] = None
-        self._active_pods_version: Optional[Callable[[], Any]] = None
-        self._clean_for: Optional[tuple] = None
         self._allocatable_cpus = CPUSet()
         self._all_cpus = topology.details().cpus()
-
-    # ----- lifecycle ----------------------------------------------------------------------------
-
-    def start(
-        self,
-        active_pods: ActivePodsFunc,
-        initial_containers: Union[ContainerMap, Mapping[str, tuple[str, str]], None] = None,
-        active_pods_version: Optional[Callable[[], Any]] = None,
-    ) -> None:
-        """Restore the state, start the policy (validateState) and compute the allocatable CPUs once.
-
-        Raises CPUManagerError (CPUStateError for the checkpoint) with kubelet's text."""
-        self._active_pods = active_pods
-        self._active_pods_version = active_pods_version
-        self._clean_for = None
-        if isinstance(initial_containers, ContainerMap):
-            self.container_map = initial_containers
-        else:
-            self.container_map = ContainerMap(dict(initial_containers or {}))
-        self._state = self._new_state()
-        self.policy.start(self._state)
-        self._allocatable_cpus = self.policy.get_allocatable_cpus(self._state)
 
     def _new_state(self) -> State:
         """The checkpoint-backed store, or an in-memory one when there is no state directory."""
@@ -118,65 +93,20 @@ class Manager:
             ops=self.file_ops,
         )
 
-    def _started_state(self) -> State:
-        """The state store; using the manager before start is an error."""
-        if self._state is None:
-            raise CPUManagerError("cpu manager is not started")
-        return self._state
+    def _in_memory_copy(self, state: State) -> State:
+        return state if isinstance(state, MemoryState) else in_memory_copy(state)
 
-    # ----- stale state --------------------------------------------------------------------------
+    def _not_started(self) -> Exception:
+        return CPUManagerError("cpu manager is not started")
 
-    def _policy_remove_container_by_ref(self, pod_uid: str, container_name: str) -> None:
-        """Release a container in the policy and forget its ID."""
-        self.policy.remove_container(self._started_state(), pod_uid, container_name)
-        self.container_map.remove_by_container_ref(pod_uid, container_name)
-
-    def remove_stale_state(self) -> None:
-        """Drop the state of every (pod, container) not part of an active pod: the stored assignments
-        first, then the container map (kubelet's order; sources are always ready here). Pods are walked
-        in sorted order where Go's map order is random. With an `active_pods_version` the walk is skipped
-        while the active pods cannot have changed (as in the memory manager)."""
-        state = self._started_state()
-        version = self._active_pods_version() if self._active_pods_version is not None else None
-        clean = self._clean_for
-        if version is not None and clean is not None and clean[0] == version[0] and clean[1] is version[1]:
-            return
-        self._clean_for = version
-        pods = {pod.uid: pod for pod in (self._active_pods() if self._active_pods is not None else [])}
-        active = {(uid, c.name) for uid, pod in pods.items() for c in (*pod.init_containers, *pod.containers)}
-        for ref in state.assigned_containers():
-            if ref not in active:
-                self._policy_remove_container_by_ref(*ref)
-        for _container_id, ref in self.container_map.items():
-            if ref not in active:
-                self._policy_remove_container_by_ref(*ref)
-
-    # ----- hint provider ------------------------------------------------------------------------
-
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
-        """Container-scope hints {"cpu": [...]} (after dropping stale state)."""
-        self.remove_stale_state()
-        return self.policy.get_topology_hints(self._started_state(), pod, container)
-
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
-        """Pod-scope hints (after dropping stale state)."""
-        self.remove_stale_state()
-        return self.policy.get_pod_topology_hints(self._started_state(), pod)
-
-    def allocate(self, pod: Any, container: Any) -> None:
-        """Pin exclusive CPUs for a container at admission; raises CPUManagerError (SMTAlignmentError,
-        `not enough cpus available ...`) to reject."""
-        self.remove_stale_state()
-        self.policy.allocate(self._started_state(), pod, container)
-
-    def allocate_pod(self, pod: Any) -> None:
-        """Pin one pod-level set for a whole pod (PodLevelResourceManagers); raises to reject."""
-        self.remove_stale_state()
-        self.policy.allocate_pod(self._started_state(), pod)
+    def _started(self, state: State) -> None:
+        """The allocatable CPUs, computed once at start (CPUManagerError, CPUStateError come from the
+        policy and the store)."""
+        self._allocatable_cpus = self.policy.get_allocatable_cpus(state)
 
     # ----- container lifecycle ------------------------------------------------------------------
 
-    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+    def add_container(self, pod: Pod, container: Container, container_id: str) -> None:
         """Register the container ID (the CPU manager releases nothing here: a finished init
         container's CPUs go back when the container is removed or its pod goes stale)."""
         self._started_state()
@@ -227,14 +157,6 @@ class Manager:
         """The reserved CPUs of the static policy (empty under `none`)."""
         return self.policy.reserved_cpus if isinstance(self.policy, StaticPolicy) else CPUSet()
 
-    def deferred_writes(self) -> ContextManager[object]:
-        """A context in which the checkpoint is written once at the end instead of after every change."""
-        return self._started_state().deferred_writes()
-
     def state(self) -> StateReader:
         """A read-only view of the state store (kubelet's State() returns a state.Reader)."""
         return StateReader(self._started_state())
-
-    def policy_name(self) -> str:
-        """The active policy's name (`none`, `static`)."""
-        return self.policy.name()

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from kubeinputs.cpuset import CPUSet
 from topologymanager.hint import TopologyHint
-from topologymanager.hint_provider import ProviderHints
+from memorymanager.policy_manager import Policy as PolicyBase
 
 from cpumanager.state.state import State
 
@@ -29,29 +29,9 @@ class AffinityStore(Protocol):
         """The topology manager's policy (only its `name()` is read)."""
 
 
-class Policy(Protocol):
-    """kubelet's CPU-manager `Policy` interface, over an explicit state store."""
-
-    def name(self) -> str:
-        """The policy name (`none`, `static`)."""
-
-    def start(self, state: State) -> None:
-        """Validate (and possibly initialise) the restored state; raise CPUManagerError to refuse."""
-
-    def allocate(self, state: State, pod: Any, container: Any) -> None:
-        """Pin exclusive CPUs for one container (idempotent); raise to refuse."""
-
-    def allocate_pod(self, state: State, pod: Any) -> None:
-        """Pin one pod-level set for a whole pod (PodLevelResourceManagers); raise to refuse."""
-
-    def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
-        """Give a container's CPUs back to the shared pool (idempotent)."""
-
-    def get_topology_hints(self, state: State, pod: Any, container: Any) -> ProviderHints:
-        """NUMA hints for one container."""
-
-    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
-        """NUMA hints for the whole pod."""
+class Policy(PolicyBase[State], Protocol):
+    """kubelet's CPU-manager `Policy` interface, over an explicit state store: the calls every manager
+    policy has (`memorymanager.policy_manager.Policy`), and the allocatable CPUs."""
 
     def get_allocatable_cpus(self, state: State) -> CPUSet:
         """The CPUs exclusive allocations can ever take."""

@@ -5,43 +5,23 @@ an empty shared pool). It takes no options.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
 from kubeinputs.cpuset import CPUSet
 from kubeinputs.goformat import go_map_string
-from topologymanager.hint_provider import ProviderHints
+from memorymanager.policy_manager import NoOpPolicy
 
 from cpumanager.errors import CPUManagerError
 from cpumanager.policy import POLICY_NONE
 from cpumanager.state.state import State
 
 
-class NonePolicy:
+class NonePolicy(NoOpPolicy):
     """kubelet's `none` policy: every call is a no-op."""
 
     def name(self) -> str:
         """`none`."""
         return POLICY_NONE
-
-    def start(self, state: State) -> None:
-        """Nothing to validate."""
-
-    def allocate(self, state: State, pod: Any, container: Any) -> None:
-        """Nothing is pinned."""
-
-    def allocate_pod(self, state: State, pod: Any) -> None:
-        """Nothing is pinned."""
-
-    def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
-        """Nothing to release."""
-
-    def get_topology_hints(self, state: State, pod: Any, container: Any) -> ProviderHints:
-        """No preference (nil)."""
-        return None
-
-    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
-        """No preference (nil)."""
-        return None
 
     def get_allocatable_cpus(self, state: State) -> CPUSet:
         """No CPU can be exclusively allocated under this policy: the empty set."""

@@ -16,13 +16,17 @@ finished init containers are re-used by later containers. Every error carries ku
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
 from kubeinputs.cpuset import CPUSet
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
+from kubeinputs.pod import Container, Pod
 from topologymanager import bitmask
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import (ALREADY_PRESENT, CPU_MANAGER, NO_OBSERVER, PHYSICAL_CPU, POD_LEVEL_RESOURCES,
+                                      UNCORE_CACHE, Observer)
+from topologymanager.scope import CONTAINER_TOPOLOGY_SCOPE
 
 from cpumanager.alignment import Allocation
 from cpumanager.cpu_assignment import (CPU_SORTING_STRATEGY_PACKED, CPU_SORTING_STRATEGY_SPREAD,
@@ -39,6 +43,8 @@ from cpumanager.topology import CPUTopology
 ERROR_SMT_ALIGNMENT = "SMTAlignmentError"
 EMPTY_POD_SHARED_POOL_REASON = "EmptyPodSharedPoolError"
 CPU = "cpu"
+# Why Allocate leaves a container alone (`Observer.skipped`): no integral request of a Guaranteed pod.
+SHARED_POOL = "container belongs in the shared pool"
 
 
 class SMTAlignmentError(CPUManagerError):
@@ -74,10 +80,11 @@ class StaticPolicy:
     """kubelet's static policy. Build it with `new_policy_static`."""
 
     def __init__(self, topology: CPUTopology, affinity: Optional[AffinityStore], options: StaticPolicyOptions,
-                 feature_gates: FeatureGates):
+                 feature_gates: FeatureGates, observer: Observer = NO_OBSERVER):
         self.topology = topology
         self.affinity = affinity
         self.options = options
+        self.observer = observer  # hears the early returns, pinning and alignment (topologymanager.observer)
         self.feature_gates = feature_gates
         self.cpu_group_size = topology.cpus_per_core()
         self.reserved_cpus = CPUSet()
@@ -151,7 +158,7 @@ class StaticPolicy:
         """GetAvailablePhysicalCPUs: the shared pool minus the reserved CPUs' whole cores."""
         return state.get_default_cpu_set().difference(self.reserved_physical_cpus)
 
-    def update_cpus_to_reuse(self, pod: Any, container: Any, cset: CPUSet) -> None:
+    def update_cpus_to_reuse(self, pod: Pod, container: Container, cset: CPUSet) -> None:
         """updateCPUsToReuse: only the current pod is remembered; a regular init container adds its
         CPUs, an app container (or a sidecar) takes its own out."""
         for uid in list(self.cpus_to_reuse):
@@ -178,24 +185,44 @@ class StaticPolicy:
         if num_cpus > available_physical:
             raise SMTAlignmentError(num_cpus, self.cpu_group_size, available_physical, True)
 
-    def allocate(self, state: State, pod: Any, container: Any) -> None:
+    def allocate(self, state: State, pod: Pod, container: Container) -> None:
         """Allocate: exclusive CPUs for one container of a Guaranteed pod with an integral request
-        (idempotent: a container already holding CPUs keeps them)."""
+        (idempotent: a container already holding CPUs keeps them). Past the guards the call is a
+        pinning request (a pinning error when it raises), and under full-pcpus-only an alignment at
+        the physical CPU, reported where kubelet counts them."""
         num_cpus = guaranteed_cpus(pod, container, self.feature_gates)
         if num_cpus == 0:
-            return  # the container belongs in the shared pool
+            self.observer.skipped(CPU_MANAGER, pod, container, SHARED_POOL)
+            return
         if skips_pod_level(pod, self.feature_gates):
-            return  # "pod is using pod-level resources but the PodLevelResourceManagers feature gate is not enabled"
+            self.observer.skipped(CPU_MANAGER, pod, container, POD_LEVEL_RESOURCES)
+            return
+        self.observer.pinning_requested(CPU_MANAGER, pod, container)
+        try:
+            self._allocate(state, pod, container, num_cpus)
+        except Exception as err:
+            self.observer.pinning_failed(CPU_MANAGER, pod, container, err)
+            if self.options.full_physical_cpus_only:
+                self.observer.alignment(CONTAINER_TOPOLOGY_SCOPE, PHYSICAL_CPU, False)
+            raise
+        if self.options.full_physical_cpus_only:
+            self.observer.alignment(CONTAINER_TOPOLOGY_SCOPE, PHYSICAL_CPU, True)
+
+    def _allocate(self, state: State, pod: Pod, container: Container, num_cpus: int) -> None:
+        """Allocate past the guards."""
         self.enforce_smt_alignment(state, num_cpus)
         cset = state.get_cpu_set(pod.uid, container.name)
         if cset is not None:
             self.update_cpus_to_reuse(pod, container, cset)
-            return  # "container already present in state, skipping"
+            self.observer.skipped(CPU_MANAGER, pod, container, ALREADY_PRESENT)
+            return
         hint = self.affinity.get_affinity(pod.uid, container.name) if self.affinity is not None else TopologyHint()
         allocation = self.allocate_cpus(state, num_cpus, hint.numa_node_affinity,
                                         self.cpus_to_reuse.get(pod.uid, CPUSet()))
         state.set_cpu_set(pod.uid, container.name, allocation.cpus)
         self.update_cpus_to_reuse(pod, container, allocation.cpus)
+        if allocation.aligned.uncore_cache:
+            self.observer.alignment(CONTAINER_TOPOLOGY_SCOPE, UNCORE_CACHE, True)
 
     def allocate_cpus(self, state: State, num_cpus: int, numa_affinity: Optional[int],
                       reusable: CPUSet) -> Allocation:
@@ -254,7 +281,7 @@ class StaticPolicy:
         return {CPU: generate_cpu_topology_hints(self.topology, available, reusable, request,
                                                  self.options.align_by_socket)}
 
-    def get_topology_hints(self, state: State, pod: Any, container: Any) -> ProviderHints:
+    def get_topology_hints(self, state: State, pod: Pod, container: Container) -> ProviderHints:
         """GetTopologyHints: none for a shared-pool container; regenerated from the CPUs a container
         already holds (no possible placement when their number differs from the request)."""
         requested = guaranteed_cpus(pod, container, self.feature_gates)
@@ -269,7 +296,7 @@ class StaticPolicy:
             return self._hints(allocated, CPUSet(), requested)
         return self._hints(self.get_available_cpus(state), self.cpus_to_reuse.get(pod.uid, CPUSet()), requested)
 
-    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, state: State, pod: Pod) -> ProviderHints:
         """GetPodTopologyHints: the pod total; CPUs already held by its containers are re-used (and, when
         they make up the whole request, regenerated alone)."""
         requested = pod_guaranteed_cpus(pod, self.feature_gates)
@@ -297,7 +324,7 @@ class StaticPolicy:
 
     # ----- pod-level resource managers (KEP-5526, gate PodLevelResourceManagers) --------------
 
-    def validate_pod_scope_resources(self, pod: Any) -> None:
+    def validate_pod_scope_resources(self, pod: Pod) -> None:
         """validatePodScopeResources: refuse a pod-level budget that cannot run an exclusive init
         container or leaves the shared pool empty while some container needs it."""
         total = pod_guaranteed_cpus(pod, self.feature_gates)
@@ -328,11 +355,13 @@ class StaticPolicy:
             raise CPUManagerError("pod rejected, sum of exclusive container cpu requests equals pod budget, leaving no "
                                   "cpus for shared containers")
 
-    def allocate_pod(self, state: State, pod: Any) -> None:
+    def allocate_pod(self, state: State, pod: Pod) -> None:
         """AllocatePod: one pod-level set on the first container's hint, then split: exclusive sets for
-        equivalent-Guaranteed containers, the rest a shared pool for the others."""
+        equivalent-Guaranteed containers, the rest a shared pool for the others. Each container given
+        exclusive CPUs of the set is a pinning request, where kubelet counts them."""
         total = pod_guaranteed_cpus(pod, self.feature_gates)
         if total == 0:
+            self.observer.skipped(CPU_MANAGER, pod, None, SHARED_POOL)
             return
         try:
             self.validate_pod_scope_resources(pod)
@@ -349,7 +378,7 @@ class StaticPolicy:
         for container in pod.init_containers:
             cpus = guaranteed_cpus(pod, container, self.feature_gates)
             if cpus > 0:
-                cset = self.take_by_topology(pod_cpus.difference(sidecar_cpus), cpus)
+                cset = self._take_pinned(pod, container, pod_cpus.difference(sidecar_cpus), cpus)
                 exclusive[container.name] = cset
                 if is_restartable_init_container(container):
                     sidecar_cpus = sidecar_cpus.union(cset)
@@ -359,11 +388,21 @@ class StaticPolicy:
         for container in pod.containers:
             cpus = guaranteed_cpus(pod, container, self.feature_gates)
             if cpus > 0:
-                cset = self.take_by_topology(shared, cpus)
+                cset = self._take_pinned(pod, container, shared, cpus)
                 exclusive[container.name] = cset
                 shared = shared.difference(cset)
         for container in [*pod.init_containers, *pod.containers]:
             state.set_cpu_set(pod.uid, container.name, exclusive.get(container.name, shared))
+
+
+    def _take_pinned(self, pod: Pod, container: Container, available: CPUSet, num_cpus: int) -> CPUSet:
+        """A container's exclusive CPUs out of its pod's set: a pinning request (an error when it fails)."""
+        self.observer.pinning_requested(CPU_MANAGER, pod, container)
+        try:
+            return self.take_by_topology(available, num_cpus)
+        except Exception as err:
+            self.observer.pinning_failed(CPU_MANAGER, pod, container, err)
+            raise
 
 
 def pod_level_managed_gate(gates: FeatureGates) -> bool:
@@ -378,13 +417,13 @@ def _q(cpus: CPUSet) -> str:
 
 def new_policy_static(topology: CPUTopology, num_reserved_cpus: int, reserved_cpus: CPUSet,
                       affinity: Optional[AffinityStore], policy_options: Optional[Mapping[str, str]] = None,
-                      feature_gates: Optional[FeatureGates] = None) -> StaticPolicy:
+                      feature_gates: Optional[FeatureGates] = None, observer: Observer = NO_OBSERVER) -> StaticPolicy:
     """NewStaticPolicy: parse and validate the options, then pick the reserved CPUs (the given list,
     else takeByTopology over all CPUs) and their whole cores."""
     gates = feature_gates if feature_gates is not None else FeatureGates()
     opts = new_static_policy_options(policy_options, gates)
     validate_static_policy_options(opts, topology, affinity)
-    policy = StaticPolicy(topology, affinity, opts, gates)
+    policy = StaticPolicy(topology, affinity, opts, gates, observer)
     if reserved_cpus.size() > 0:
         reserved = reserved_cpus
     else:

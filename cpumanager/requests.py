@@ -12,10 +12,10 @@ non-zero limits), and the pod total is the pod-level integral `cpu` request.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, POD_LEVEL_RESOURCES_GATE, FeatureGates
-from kubeinputs.pod import is_pod_level_resources_set
+from kubeinputs.pod import Container, Pod, is_pod_level_resources_set
 from kubeinputs.qos import GUARANTEED, get_pod_qos
 from kubeinputs.quantity import Quantity
 
@@ -40,7 +40,7 @@ def is_integral_cpu_amount(quantity: Optional[Quantity]) -> bool:
     return cpu_value(quantity) * 1000 == milli_value(quantity)
 
 
-def is_restartable_init_container(container: Any) -> bool:
+def is_restartable_init_container(container: Container) -> bool:
     """A sidecar: an init container with `restartPolicy: Always`."""
     return getattr(container, "restart_policy", None) == "Always"
 
@@ -51,31 +51,31 @@ def _equal_nonzero(requests: dict, limits: dict, name: str) -> bool:
     return request is not None and limit is not None and request.value != 0 and request.value == limit.value
 
 
-def is_container_equivalent_guaranteed(container: Any) -> bool:
+def is_container_equivalent_guaranteed(container: Container) -> bool:
     """cm/qos IsContainerEquivalentQOSGuaranteed: cpu and memory requests non-zero and equal to limits."""
     requests = container.resources.requests or {}
     limits = container.resources.limits or {}
     return _equal_nonzero(requests, limits, CPU) and _equal_nonzero(requests, limits, MEMORY)
 
 
-def pod_level_managed(pod: Any, gates: FeatureGates) -> bool:
+def pod_level_managed(pod: Pod, gates: FeatureGates) -> bool:
     """PodLevelResourceManagers on and the pod sets pod-level resources (KEP-5526's pod path)."""
     return gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE) and is_pod_level_resources_set(pod)
 
 
-def skips_pod_level(pod: Any, gates: FeatureGates) -> bool:
+def skips_pod_level(pod: Pod, gates: FeatureGates) -> bool:
     """A pod with pod-level resources the policy leaves alone (no hints, no allocation): unless both
     PodLevelResources and PodLevelResourceManagers are on."""
     both = gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE) and gates.enabled(POD_LEVEL_RESOURCES_GATE)
     return not both and is_pod_level_resources_set(pod)
 
 
-def is_guaranteed(pod: Any, gates: FeatureGates) -> bool:
+def is_guaranteed(pod: Pod, gates: FeatureGates) -> bool:
     """The pod's QoS class is Guaranteed (pod-level resources count when PodLevelResources is on)."""
     return get_pod_qos(pod, gates.enabled(POD_LEVEL_RESOURCES_GATE)) == GUARANTEED
 
 
-def guaranteed_cpus(pod: Any, container: Any, gates: FeatureGates) -> int:
+def guaranteed_cpus(pod: Pod, container: Container, gates: FeatureGates) -> int:
     """guaranteedCPUs: the container's exclusive CPU count, 0 when it belongs in a shared pool."""
     if not is_guaranteed(pod, gates):
         return 0
@@ -87,7 +87,7 @@ def guaranteed_cpus(pod: Any, container: Any, gates: FeatureGates) -> int:
     return cpu_value(quantity)
 
 
-def pod_guaranteed_cpus(pod: Any, gates: FeatureGates) -> int:
+def pod_guaranteed_cpus(pod: Pod, gates: FeatureGates) -> int:
     """podGuaranteedCPUs: the pod's exclusive CPU count (pod scope), 0 for none."""
     if pod_level_managed(pod, gates):
         if not is_guaranteed(pod, gates):

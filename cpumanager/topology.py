@@ -30,6 +30,7 @@ from typing import Iterable, Optional
 from kubeinputs.cpuset import CPUSet
 from kubeinputs.machine import Core, MachineInfo, machine_num_sockets, node_cores
 
+from cpumanager.alignment import Alignment
 from cpumanager.errors import CPUManagerError
 
 
@@ -136,10 +137,8 @@ class CPUTopology:
         """All CPUs (topo.CPUDetails), or the view of `cpus` kept (CPUDetails.KeepOnly)."""
         return CPUDetails(self, self.all_mask if cpus is None else cpus.mask & self.all_mask)
 
-    def check_alignment(self, cpus: CPUSet) -> "Alignment":
+    def check_alignment(self, cpus: CPUSet) -> Alignment:
         """CheckAlignment: whether the CPUs share one uncore cache (metrics only)."""
-        from cpumanager.alignment import Alignment, is_aligned_at_uncore_cache
-
         return Alignment(uncore_cache=is_aligned_at_uncore_cache(self, cpus.list()))
 
     def __repr__(self) -> str:
@@ -270,3 +269,17 @@ def discover(machine: MachineInfo) -> CPUTopology:
                                            uncore_cache_id=uncore)
     return CPUTopology(num_cpus=machine.num_cores, num_cores=num_physical_cores,
                        num_sockets=machine_num_sockets(machine), cpu_details=cpu_details)
+
+
+def is_aligned_at_uncore_cache(topo: CPUTopology, cpu_list: list[int]) -> bool:
+    """Every CPU is known and in the uncore cache of the first one (zero or one CPU: aligned)."""
+    if len(cpu_list) <= 1:
+        return True
+    reference = topo.cpu_details.get(cpu_list[0])
+    if reference is None:
+        return False
+    for cpu in cpu_list[1:]:
+        info = topo.cpu_details.get(cpu)
+        if info is None or info.uncore_cache_id != reference.uncore_cache_id:
+            return False
+    return True

@@ -33,7 +33,7 @@ refuses (BoundedWorkError).
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence, Union
+from typing import Iterable, Optional, Union
 
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
@@ -46,15 +46,6 @@ FAMILY_MIN_NODES = 17
 
 class DeviceHintFamily(HintFamily):
     """The device manager's hints for one resource and request (real NUMA ids)."""
-
-    def __init__(self, nodes: int, explicit: Sequence[int], universe: int, weights: dict[int, tuple[int, ...]],
-                 capacity: Optional[tuple[int, ...]], preferred_width: int):
-        self.nodes = nodes
-        self.explicit = tuple(sorted(set(explicit)))
-        self.universe = universe
-        self.weights = weights
-        self.capacity = capacity
-        self.preferred_width = preferred_width
 
 
 def _single_node(numa_nodes: Optional[tuple[int, ...]], machine: set[int]) -> Optional[int]:

@@ -50,7 +50,9 @@ from kubeinputs.devices import DeclaredDevices, Device
 from state.checkpoint_errors import CheckpointNotFoundError
 from state.checkpoint_manager import CheckpointManager, StoreError
 from topologymanager.hint import TopologyHint
+from kubeinputs.pod import Container, Pod
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import DEVICE_MANAGER, NO_OBSERVER, Observer
 
 from devicemanager.allocation import devices_to_allocate
 from devicemanager.checkpoint import (DeviceCheckpointData, alloc_resp_problem, check_against_node, encode_checkpoint,
@@ -87,21 +89,23 @@ def _machine_nodes(machine_info: Any) -> list[int]:
 
 def new_manager(machine_info: Any, affinity_store: AffinityStore, state_dir: Optional[str],
                 devices: Optional[Mapping[str, Iterable[Device]]] = None, *,
-                strict_checkpoint: bool = False) -> "Manager":
+                strict_checkpoint: bool = False, observer: Observer = NO_OBSERVER) -> "Manager":
     """NewManagerImpl: a device manager for the machine's NUMA nodes (a MachineInfo or a list of ids).
 
     `state_dir` is kubelet's root folder (the checkpoint goes to `<state_dir>/device-plugins/`); None keeps
-    everything in memory. `devices` are the plugins that register at start ({resource: devices})."""
+    everything in memory. `devices` are the plugins that register at start ({resource: devices}).
+    `observer` hears the manager's hints and allocations (`topologymanager.observer`)."""
     declared: DeclaredDevices = {r: tuple(ds) for r, ds in (devices or {}).items()}
-    return Manager(_machine_nodes(machine_info), affinity_store, state_dir, declared, strict_checkpoint)
+    return Manager(_machine_nodes(machine_info), affinity_store, state_dir, declared, strict_checkpoint, observer)
 
 
 class Manager:
     """kubelet's device manager. Build with `new_manager`, then `start` before anything else."""
 
     def __init__(self, numa_nodes: list[int], affinity_store: AffinityStore, state_dir: Optional[str],
-                 devices: DeclaredDevices, strict_checkpoint: bool = False):
+                 devices: DeclaredDevices, strict_checkpoint: bool = False, observer: Observer = NO_OBSERVER):
         self.numa_nodes = list(numa_nodes)
+        self.observer = observer
         self.affinity_store = affinity_store
         self.state_dir = state_dir
         self.declared_devices = devices
@@ -221,6 +225,11 @@ class Manager:
         if resource in state.plugins.endpoints:
             state.plugins.mark_unhealthy(resource)
 
+    def keep_in_memory(self) -> None:
+        """From now on nothing of this manager reaches a file: no checkpoint is written or read (a copy
+        of a node). Cost: O(1)."""
+        self.state_dir = None
+
     def should_reset_extended_resource_capacity(self) -> bool:
         """ShouldResetExtendedResourceCapacity: no checkpoint in the folder (the node was recreated)."""
         if self.state_dir is None:
@@ -251,21 +260,37 @@ class Manager:
 
     # ----- hint provider ------------------------------------------------------------------------
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
-        """GetTopologyHints: container-scope hints per device resource the container asks for."""
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
+        """GetTopologyHints: container-scope hints per device resource the container asks for (reported to
+        the observer)."""
         self.update_allocated_devices()
-        return get_topology_hints(self._state, self.numa_nodes, pod, container)
+        hints = get_topology_hints(self._state, self.numa_nodes, pod, container)
+        self.observer.hints_given(DEVICE_MANAGER, pod, container, hints)
+        return hints
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
-        """GetPodTopologyHints: pod-scope hints per device resource the pod asks for."""
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
+        """GetPodTopologyHints: pod-scope hints per device resource the pod asks for (reported)."""
         self.update_allocated_devices()
-        return get_pod_topology_hints(self._state, self.numa_nodes, pod)
+        hints = get_pod_topology_hints(self._state, self.numa_nodes, pod)
+        self.observer.hints_given(DEVICE_MANAGER, pod, None, hints)
+        return hints
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """Allocate: give the container its devices; raises DeviceManagerError (kubelet's text) to refuse.
 
         An init container's devices become re-usable by the containers after it (a sidecar's do not);
-        an app container's devices stop being re-usable."""
+        an app container's devices stop being re-usable. The call's start and end are reported to the
+        observer."""
+        self.observer.allocation_started(DEVICE_MANAGER, pod, container)
+        try:
+            self._allocate(pod, container)
+        except Exception as err:
+            self.observer.allocation_done(DEVICE_MANAGER, pod, container, err)
+            raise
+        self.observer.allocation_done(DEVICE_MANAGER, pod, container, None)
+
+    def _allocate(self, pod: Pod, container: Container) -> None:
+        """Allocate's work."""
         state = self._started_state()
         uid = pod.uid
         state.to_reuse.setdefault(uid, {})
@@ -283,11 +308,11 @@ class Manager:
         self._allocate_container_resources(pod, container, reuse)
         state.pod_devices.remove_container_allocated_resources(uid, container.name, reuse)
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """AllocatePod (PodLevelResourceManagers): kubelet's device manager allocates per container only."""
         self._started_state()
 
-    def _allocate_container_resources(self, pod: Any, container: Any, reuse: dict[str, set[str]]) -> None:
+    def _allocate_container_resources(self, pod: Pod, container: Container, reuse: dict[str, set[str]]) -> None:
         """allocateContainerResources: every device plugin resource in the container's limits (sorted by name:
         Go's map order is random); the checkpoint is written when something was allocated."""
         state = self._state

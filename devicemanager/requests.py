@@ -8,20 +8,18 @@ before it. Pod-level `spec.resources` cannot name a device resource, so it never
 """
 from __future__ import annotations
 
-from typing import Any
-
-from kubeinputs.pod import aggregate_container_resources
+from kubeinputs.pod import Container, Pod, aggregate_container_resources
 
 from devicemanager.device_state import DeviceState
 
 
-def container_device_request(state: DeviceState, container: Any) -> dict[str, int]:
+def container_device_request(state: DeviceState, container: Container) -> dict[str, int]:
     """getContainerDeviceRequest: {resource: devices} for the device plugin resources in the limits."""
     limits = container.resources.limits or {}
     return {name: quantity.value_bytes() for name, quantity in limits.items() if state.is_device_plugin_resource(name)}
 
 
-def pod_device_request(state: DeviceState, pod: Any) -> dict[str, int]:
+def pod_device_request(state: DeviceState, pod: Pod) -> dict[str, int]:
     """getPodDeviceRequest: {resource: devices} from the pod's effective limits."""
     limits = aggregate_container_resources(pod, "limits")
     return {name: quantity.value_bytes() for name, quantity in limits.items() if state.is_device_plugin_resource(name)}

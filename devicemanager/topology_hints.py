@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from itertools import combinations
-from typing import Any, Iterable, Optional, Sequence, Union
+from typing import Iterable, Optional, Sequence, Union
 
+from kubeinputs.pod import Container, Pod
 from topologymanager.errors import BoundedWorkError
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
@@ -162,7 +163,7 @@ def generate_device_topology_hints(plugins: PluginDevices, machine_nodes: Sequen
     return listed_device_hints(plugins, machine_nodes, resource, available, reusable, request)
 
 
-def get_topology_hints(state: DeviceState, machine_nodes: Sequence[int], pod: Any, container: Any) -> ProviderHints:
+def get_topology_hints(state: DeviceState, machine_nodes: Sequence[int], pod: Pod, container: Container) -> ProviderHints:
     """GetTopologyHints (after UpdateAllocatedDevices, which the caller runs): {resource: hints}, resources
     sorted by name (Go's map order is random)."""
     hints: dict[str, Optional[DeviceHints]] = {}
@@ -188,7 +189,7 @@ def get_topology_hints(state: DeviceState, machine_nodes: Sequence[int], pod: An
     return hints
 
 
-def get_pod_topology_hints(state: DeviceState, machine_nodes: Sequence[int], pod: Any) -> ProviderHints:
+def get_pod_topology_hints(state: DeviceState, machine_nodes: Sequence[int], pod: Pod) -> ProviderHints:
     """GetPodTopologyHints (after UpdateAllocatedDevices): the same per resource for the pod's total request,
     with the devices the whole pod holds and without re-usable devices."""
     hints: dict[str, Optional[DeviceHints]] = {}

@@ -32,9 +32,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 
+from kubeinputs.pod import Pod
 from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_list, expect_map, expect_str, index_path,
                                join_path, type_name)
 from kubeinputs.goformat import go_quote
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
+from kubeinputs.quantity import Quantity
 from kubeinputs.reader import parse_file
 from kubeinputs.validation import is_extended_resource_name
 
@@ -123,9 +126,10 @@ def parse_devices(doc: Any, where: str = "devices", *, numa_nodes: Optional[Iter
     return result
 
 
-def load_devices_file(path: Union[str, "Path"], *, numa_nodes: Optional[Iterable[int]] = None) -> DeclaredDevices:
+def load_devices_file(path: Union[str, "Path"], *, numa_nodes: Optional[Iterable[int]] = None,
+                      limits: Limits = DEFAULT_LIMITS) -> DeclaredDevices:
     """Read a devices file (YAML or JSON, the `devices` map at its top); errors name the file."""
-    return parse_file(path, lambda doc: parse_devices(doc, "", numa_nodes=numa_nodes))
+    return parse_file(path, lambda doc: parse_devices(doc, "", numa_nodes=numa_nodes), limits)
 
 
 def device_to_obj(device: Device) -> dict[str, Any]:
@@ -163,7 +167,7 @@ def _round_up_to_milli(quantity: Any) -> tuple[int, int, str]:
     return quotient + (1 if remainder > 0 else 0), -3, ""
 
 
-def go_quantity_value(quantity: Any) -> str:
+def go_quantity_value(quantity: Quantity) -> str:
     """How a field error prints a resource.Quantity: Go's `%#v` of the struct (its String method has a
     pointer receiver, so the value is no fmt.Stringer), after the API server's rounding to thousandths.
 
@@ -177,7 +181,7 @@ def go_quantity_value(quantity: Any) -> str:
             f"d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{go_quote(cached)}, Format:{fmt}}}")
 
 
-def _milli_value_ceil(quantity: Any) -> int:
+def _milli_value_ceil(quantity: Quantity) -> int:
     """Go's Quantity.MilliValue() for a non-negative quantity: the value in thousandths, rounded up."""
     unscaled, exp10 = quantity.unscaled, quantity.exp10
     shift = exp10 + 3
@@ -189,7 +193,7 @@ def _milli_value_ceil(quantity: Any) -> int:
     return -((-unscaled) // 10 ** places)
 
 
-def integer_resource_error(name: str, quantity: Any) -> Optional[str]:
+def integer_resource_error(name: str, quantity: Quantity) -> Optional[str]:
     """ValidateResourceQuantityValue's integer rule: an extended resource's quantity must be a whole number
     (checked as the API server does, on the value in thousandths rounded up), with the API server's text
     (`Invalid value: resource.Quantity{...}: must be an integer`). None when it is fine."""
@@ -200,7 +204,7 @@ def integer_resource_error(name: str, quantity: Any) -> Optional[str]:
     return None
 
 
-def validate_integer_resources(pod: Any, where: str = "") -> None:
+def validate_integer_resources(pod: Pod, where: str = "") -> None:
     """The integer rule over every container of a parsed Pod (init containers first, limits before requests),
     raising the API server's text at the field's path (`spec.containers[0].resources.limits.nvidia.com/gpu`)."""
     spec = join_path(where, "spec")

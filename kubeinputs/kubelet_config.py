@@ -32,6 +32,7 @@ from kubeinputs.features import FeatureGateError, FeatureGates
 
 from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_int, expect_list, expect_map, expect_str,
                                index_path, join_path)
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.reader import parse_file
 from kubeinputs.goformat import go_quote
 from kubeinputs.machine import MachineInfo, machine_hugepage_capacity
@@ -137,19 +138,19 @@ def _string_map(value: Any, where: str, what: str) -> dict[str, str]:
     return raw
 
 
-def _reserved_resource_map(value: Any, where: str) -> dict[str, Quantity]:
+def _reserved_resource_map(value: Any, where: str, limits: Limits) -> dict[str, Quantity]:
     """systemReserved / kubeReserved: map[string]string parsed as quantities (kubelet's parseResourceList)."""
     result: dict[str, Quantity] = {}
     for key, text in _string_map(value, where, "reservation").items():
         try:
-            result[key] = parse_quantity(text)
+            result[key] = parse_quantity(text, limits.max_number_digits)
         except QuantityError as err:
             raise InputError(join_path(where, key), f"failed to parse quantity {go_quote(text)} for "
                                                     f"{go_quote(key)} resource: {err}") from None
     return result
 
 
-def _parse_reserved_memory(value: Any, where: str) -> list[MemoryReservation]:
+def _parse_reserved_memory(value: Any, where: str, max_digits: int) -> list[MemoryReservation]:
     """The reservedMemory list: [{numaNode, limits: ResourceList}]."""
     result = []
     for i, item in enumerate(expect_list(value, where)):
@@ -161,7 +162,7 @@ def _parse_reserved_memory(value: Any, where: str) -> list[MemoryReservation]:
         limits: dict[str, Quantity] = {}
         for name, amount in expect_map(raw.get("limits"), limits_path).items():
             try:
-                limits[name] = unmarshal_quantity(amount)
+                limits[name] = unmarshal_quantity(amount, max_digits)
             except QuantityError as err:
                 raise InputError(join_path(limits_path, name), str(err)) from None
         result.append(MemoryReservation(numa_node=numa, limits=limits))
@@ -176,7 +177,7 @@ def _parse_gates(value: Any, where: str) -> dict[str, bool]:
     return raw
 
 
-def _apply_fields(cfg: KubeletConfig, doc: dict, where: str) -> KubeletConfig:
+def _apply_fields(cfg: KubeletConfig, doc: dict, where: str, limits: Limits) -> KubeletConfig:
     """Override `cfg` with every modelled field present in `doc` (kubelet's defaulting for empty values)."""
     def path(key: str) -> str:
         """The path of field `key`."""
@@ -206,11 +207,12 @@ def _apply_fields(cfg: KubeletConfig, doc: dict, where: str) -> KubeletConfig:
         cfg.topology_manager_policy_options = _string_map(doc["topologyManagerPolicyOptions"],
                                                           path("topologyManagerPolicyOptions"), "policy option")
     if "reservedMemory" in doc:
-        cfg.reserved_memory = _parse_reserved_memory(doc["reservedMemory"], path("reservedMemory"))
+        cfg.reserved_memory = _parse_reserved_memory(doc["reservedMemory"], path("reservedMemory"),
+                                                     limits.max_number_digits)
     if "systemReserved" in doc:
-        cfg.system_reserved = _reserved_resource_map(doc["systemReserved"], path("systemReserved"))
+        cfg.system_reserved = _reserved_resource_map(doc["systemReserved"], path("systemReserved"), limits)
     if "kubeReserved" in doc:
-        cfg.kube_reserved = _reserved_resource_map(doc["kubeReserved"], path("kubeReserved"))
+        cfg.kube_reserved = _reserved_resource_map(doc["kubeReserved"], path("kubeReserved"), limits)
     if "featureGates" in doc:
         cfg.feature_gates = _parse_gates(doc["featureGates"], path("featureGates"))
     if doc.get("mergeDefaultEvictionSettings") is not None:
@@ -247,11 +249,12 @@ def _check_document_header(doc: dict, where: str) -> None:
         raise InputError(join_path(where, "kind"), f'expected "{KUBELET_CONFIG_KIND}", got {doc.get("kind")!r}')
 
 
-def parse_kubelet_config(doc: Any, where: str = "", base: Optional[KubeletConfig] = None) -> KubeletConfig:
+def parse_kubelet_config(doc: Any, where: str = "", base: Optional[KubeletConfig] = None,
+                         limits: Limits = DEFAULT_LIMITS) -> KubeletConfig:
     """The scenario's `kubelet` map as a KubeletConfig, overriding `base` (kubelet defaults when None).
 
     A map carrying `apiVersion`/`kind` is read as a whole KubeletConfiguration document (other fields
-    ignored); otherwise only the modelled field names are accepted."""
+    ignored); otherwise only the modelled field names are accepted. `limits` bound the quantities."""
     raw = expect_map(doc, where, "a map of KubeletConfiguration fields")
     if _is_document(raw):
         _check_document_header(raw, where)
@@ -262,18 +265,19 @@ def parse_kubelet_config(doc: Any, where: str = "", base: Optional[KubeletConfig
                                  "give a whole document (apiVersion and kind) to have such fields ignored")
         check_keys(raw, where, FIELDS)
     cfg = copy.deepcopy(base) if base is not None else KubeletConfig()
-    return _apply_fields(cfg, raw, where)
+    return _apply_fields(cfg, raw, where, limits)
 
 
-def load_kubelet_config_file(path: Union[str, Path], base: Optional[KubeletConfig] = None) -> KubeletConfig:
+def load_kubelet_config_file(path: Union[str, Path], base: Optional[KubeletConfig] = None,
+                             limits: Limits = DEFAULT_LIMITS) -> KubeletConfig:
     """A `kubelet.config.k8s.io/v1beta1` KubeletConfiguration file; fields not modelled here are ignored."""
     def parse(doc: Any) -> KubeletConfig:
         raw = expect_map(doc, "", "a KubeletConfiguration document")
         _check_document_header(raw, "")
         cfg = copy.deepcopy(base) if base is not None else KubeletConfig()
-        return _apply_fields(cfg, raw, "")
+        return _apply_fields(cfg, raw, "", limits)
 
-    return parse_file(path, parse)
+    return parse_file(path, parse, limits)
 
 
 # -- validation (ValidateKubeletConfiguration) ----------------------------------------------------------------

@@ -5,20 +5,23 @@ that no input (a file that never ends such as /dev/zero, a YAML alias bomb, a 5,
 number, lists nested 5,000 deep) makes the project hang, exhaust memory or raise a Python error.
 Real inputs stay far below every limit (docs/limits.md gives the figures).
 
-The values are module-level settings: `LIMITS.max_file_bytes = ...` in a program, or
-`--limit max-file-bytes=N` on the `run`, `checkpoint`, `machine` and `serve` commands.
+The limits are a value, `Limits` (frozen; `DEFAULT_LIMITS` holds the defaults), passed to every
+reader that keeps one (`load_file(path, limits=...)`, `Node(..., limits=...)`, ...); the commands
+build theirs from `--limit max-file-bytes=N` (`Limits.raised`). Nothing here is a process-wide
+setting: two readers in one process (a fleet's workers, serve's requests, a test) may read with
+different limits.
 """
 from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, fields
-from typing import Optional
+from dataclasses import dataclass, fields, replace
+from typing import Iterable, Optional
 
 from kubeinputs.errors import Error, InputError
 
 
-@dataclass
+@dataclass(frozen=True)
 class Limits:
     """The limits; see docs/limits.md for what each bounds and why the default."""
 
@@ -53,9 +56,14 @@ class Limits:
     # PodResources
     max_control_queue: int = 8
 
+    def raised(self, assignments: Iterable[str]) -> "Limits":
+        """These limits with every `NAME=N` of `assignments` applied (`--limit`, repeatable); ValueError
+        names a bad one."""
+        changes = dict(parse_limit(assignment) for assignment in assignments)
+        return replace(self, **changes) if changes else self
 
-LIMITS = Limits()
-DEFAULTS = Limits()
+
+DEFAULT_LIMITS = Limits()
 
 _NAMES = {f.name.replace("_", "-"): f.name for f in fields(Limits)}
 
@@ -70,8 +78,9 @@ def limit_names() -> list[str]:
     return sorted(_NAMES)
 
 
-def set_limit(assignment: str) -> None:
-    """Apply one `name=value` (`max-file-bytes=1e9` is not accepted: an integer, `_` allowed)."""
+def parse_limit(assignment: str) -> tuple[str, int]:
+    """One `name=value` as (field name, value) (`max-file-bytes=1e9` is not accepted: an integer, `_`
+    allowed); ValueError names what is wrong."""
     name, sep, value = assignment.partition("=")
     key = _NAMES.get(name.strip().lower().replace("_", "-"))
     if not sep or key is None:
@@ -82,13 +91,7 @@ def set_limit(assignment: str) -> None:
         raise ValueError(f"--limit {assignment!r}: {value!r} is not an integer") from None
     if number < 1:
         raise ValueError(f"--limit {assignment!r}: must be at least 1")
-    setattr(LIMITS, key, number)
-
-
-def reset() -> None:
-    """Every limit back to its default (tests)."""
-    for f in fields(Limits):
-        setattr(LIMITS, f.name, getattr(DEFAULTS, f.name))
+    return key, number
 
 
 def flag(name: str) -> str:
@@ -96,10 +99,12 @@ def flag(name: str) -> str:
     return f"--limit {name.replace('_', '-')}=N"
 
 
-def read_bytes(path, *, max_bytes: Optional[int] = None, limit_name: str = "max_file_bytes") -> bytes:
-    """At most the limit's bytes of the file at `path`; a larger file (or one that never ends, such as
-    /dev/zero) is an InputError naming the limit. OSError propagates (callers word it)."""
-    limit = getattr(LIMITS, limit_name) if max_bytes is None else max_bytes
+def read_bytes(path, *, limits: Limits = DEFAULT_LIMITS, limit_name: str = "max_file_bytes",
+               max_bytes: Optional[int] = None) -> bytes:
+    """At most the bytes `limits.<limit_name>` allows (or `max_bytes`) of the file at `path`; a larger file
+    (or one that never ends, such as /dev/zero) is an InputError naming the limit. OSError propagates
+    (callers word it)."""
+    limit = getattr(limits, limit_name) if max_bytes is None else max_bytes
     if stat.S_ISFIFO(os.stat(path).st_mode):  # opening a FIFO waits for a writer that may never come
         raise InputError("", "a FIFO, not a regular file: not read", os.fspath(path))
     with open(path, "rb") as fh:
@@ -110,15 +115,14 @@ def read_bytes(path, *, max_bytes: Optional[int] = None, limit_name: str = "max_
     return data
 
 
-def number_too_long(digits: int) -> str:
-    """The reason for a number past max_number_digits."""
-    return (f"number has {digits:,} characters; at most {LIMITS.max_number_digits:,} are read "
+def number_too_long(digits: int, limit: int) -> str:
+    """The reason for a number past max_number_digits (`limit`)."""
+    return (f"number has {digits:,} characters; at most {limit:,} are read "
             f"(max_number_digits; raise it with {flag('max_number_digits')})")
 
 
-def check_depth(doc, where: str = "") -> None:
-    """Refuse a decoded document nested deeper than max_depth (iterative: no recursion)."""
-    limit = LIMITS.max_depth
+def check_depth(doc, where: str = "", limit: int = DEFAULT_LIMITS.max_depth) -> None:
+    """Refuse a decoded document nested deeper than `limit` (max_depth; iterative: no recursion)."""
     stack = [(doc, 1)]
     seen: set[int] = set()
     while stack:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from kubeinputs.cpuset import MAX_CPU_ID
 from kubeinputs.errors import (InputError, check_keys, expect_int, expect_list, expect_map, expect_str, index_path,
                                join_path)
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.reader import parse_file
 from kubeinputs.quantity import BINARY_SI, Quantity
 
@@ -274,9 +275,9 @@ def parse_machine_info(doc: Any, where: str = "") -> MachineInfo:
     return MachineInfo(num_cores=num_cores, memory_capacity=capacity, topology=nodes, extra=extra)
 
 
-def load_machine_info(path: Union[str, Path]) -> MachineInfo:
+def load_machine_info(path: Union[str, Path], limits: Limits = DEFAULT_LIMITS) -> MachineInfo:
     """Read and parse a cadvisor MachineInfo JSON (or YAML) file; errors name the file and the path inside."""
-    return parse_file(path, parse_machine_info)
+    return parse_file(path, parse_machine_info, limits)
 
 
 def node_to_obj(node: Node) -> dict[str, Any]:

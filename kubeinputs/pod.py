@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from kubeinputs.errors import (InputError, check_keys, expect_list, expect_map, expect_str, index_path, join_path,
                                type_name)
 from kubeinputs.goformat import go_quote
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.reader import load_file_documents, parse_file
 from kubeinputs.quantity import Quantity, QuantityError, unmarshal_quantity
 from kubeinputs import validation
@@ -129,7 +130,8 @@ def identity_conflict(known: Pod, arriving: Pod) -> Optional[str]:
 
 
 # -- parsing -------------------------------------------------------------------------------------------------
-def parse_resource_list(value: Any, where: str, *, pod_level: bool = False) -> dict[str, Quantity]:
+def parse_resource_list(value: Any, where: str, *, pod_level: bool = False,
+                        limits: Limits = DEFAULT_LIMITS) -> dict[str, Quantity]:
     """A ResourceList map (resource name -> quantity); a bad name or quantity names its path and the API
     server's text."""
     raw = expect_map(value, where)
@@ -145,20 +147,22 @@ def parse_resource_list(value: Any, where: str, *, pod_level: bool = False) -> d
         if amount is not None and not isinstance(amount, (str, int, float)):
             raise InputError(path, f"expected a quantity (a string such as \"1Gi\"), got {type_name(amount)}")
         try:
-            result[name] = unmarshal_quantity(amount)
+            result[name] = unmarshal_quantity(amount, limits.max_number_digits)
         except QuantityError as err:
             raise InputError(path, str(err)) from None
     return result
 
 
-def parse_resource_requirements(value: Any, where: str, *, pod_level: bool = False) -> ResourceRequirements:
+def parse_resource_requirements(value: Any, where: str, *, pod_level: bool = False,
+                                limits: Limits = DEFAULT_LIMITS) -> ResourceRequirements:
     """A `resources` map: requests and limits as given (no defaulting here)."""
     raw = expect_map(value, where)
     check_keys(raw, where, RESOURCE_REQUIREMENTS_KEYS)
     expect_list(raw.get("claims"), join_path(where, "claims"))
     return ResourceRequirements(
-        requests=parse_resource_list(raw.get("requests"), join_path(where, "requests"), pod_level=pod_level),
-        limits=parse_resource_list(raw.get("limits"), join_path(where, "limits"), pod_level=pod_level),
+        requests=parse_resource_list(raw.get("requests"), join_path(where, "requests"), pod_level=pod_level,
+                                     limits=limits),
+        limits=parse_resource_list(raw.get("limits"), join_path(where, "limits"), pod_level=pod_level, limits=limits),
     )
 
 
@@ -178,7 +182,7 @@ def _check_field_types(raw: dict, where: str) -> None:
         expect_map(raw.get(key), join_path(where, key))
 
 
-def _parse_container(value: Any, where: str, *, init: bool) -> Container:
+def _parse_container(value: Any, where: str, *, init: bool, limits: Limits) -> Container:
     """One container or init container map (restartPolicy checked as API validation does)."""
     raw = expect_map(value, where, "a map (a container)")
     check_keys(raw, where, CONTAINER_KEYS)
@@ -197,14 +201,14 @@ def _parse_container(value: Any, where: str, *, init: bool) -> Container:
             raise InputError(policy_path, "Forbidden: may not be set for non-init containers")
         if restart_policy != RESTART_POLICY_ALWAYS:
             raise InputError(policy_path, f'Unsupported value: "{restart_policy}": supported values: "Always"')
-    resources = parse_resource_requirements(raw.get("resources"), join_path(where, "resources"))
+    resources = parse_resource_requirements(raw.get("resources"), join_path(where, "resources"), limits=limits)
     return Container(name=name, resources=resources, restart_policy=restart_policy)
 
 
-def _parse_containers(value: Any, where: str, *, init: bool) -> list[Container]:
+def _parse_containers(value: Any, where: str, *, init: bool, limits: Limits) -> list[Container]:
     """A containers / initContainers list."""
     items = expect_list(value, where)
-    return [_parse_container(item, index_path(where, i), init=init) for i, item in enumerate(items)]
+    return [_parse_container(item, index_path(where, i), init=init, limits=limits) for i, item in enumerate(items)]
 
 
 # Workloads whose pod template is taken as the pod (kind -> apiVersion, path of the template in the spec).
@@ -260,13 +264,14 @@ def pod_documents(doc: Any, where: str = "") -> list[tuple[Any, str]]:
     return [(doc, where)]
 
 
-def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) -> Pod:
+def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True, limits: Limits = DEFAULT_LIMITS) -> Pod:
     """A v1 Pod manifest (decoded YAML/JSON) as a defaulted Pod; raises InputError naming the bad path.
 
     What `kubectl get pod -o yaml` prints is a manifest too (its status, managedFields and owner
     references are read and ignored), and so is a workload (Deployment, StatefulSet, DaemonSet,
     ReplicaSet, Job, CronJob): its pod template, named after the workload. `pod_level_resources` is
-    the PodLevelResources gate (on by default in v1.37), which enables the pod-level defaulting rules."""
+    the PodLevelResources gate (on by default in v1.37), which enables the pod-level defaulting rules;
+    `limits` bound the quantities (max_number_digits)."""
     raw = expect_map(doc, where, "a map (a v1 Pod manifest)")
     if raw.get("kind") in WORKLOAD_TEMPLATES:
         raw, where = _workload_pod(raw, where)
@@ -304,14 +309,17 @@ def parse_pod(doc: Any, where: str = "", *, pod_level_resources: bool = True) ->
         raise InputError(spec_path, "Required value")
     spec = expect_map(raw["spec"], spec_path)
     check_keys(spec, spec_path, POD_SPEC_KEYS)
-    init_containers = _parse_containers(spec.get("initContainers"), join_path(spec_path, "initContainers"), init=True)
-    containers = _parse_containers(spec.get("containers"), join_path(spec_path, "containers"), init=False)
+    init_containers = _parse_containers(spec.get("initContainers"), join_path(spec_path, "initContainers"), init=True,
+                                        limits=limits)
+    containers = _parse_containers(spec.get("containers"), join_path(spec_path, "containers"), init=False,
+                                   limits=limits)
     if not containers:
         raise InputError(join_path(spec_path, "containers"), "Required value")
     _check_unique_names(init_containers, containers, spec_path)
     resources = None
     if spec.get("resources") is not None:
-        resources = parse_resource_requirements(spec["resources"], join_path(spec_path, "resources"), pod_level=True)
+        resources = parse_resource_requirements(spec["resources"], join_path(spec_path, "resources"), pod_level=True,
+                                                limits=limits)
 
     pod = Pod(name=name, uid=uid, namespace=namespace, init_containers=init_containers,
               containers=containers, resources=resources)
@@ -419,13 +427,15 @@ def _check_unique_names(init_containers: list[Container], containers: list[Conta
             seen.add(container.name)
 
 
-def load_pod_file(path: Union[str, Path], *, pod_level_resources: bool = True) -> Pod:
+def load_pod_file(path: Union[str, Path], *, pod_level_resources: bool = True, limits: Limits = DEFAULT_LIMITS) -> Pod:
     """Read and parse a Pod manifest file (YAML or JSON); errors name the file and the path inside it
     (a file of several documents is an error saying how many: one pod is expected)."""
-    return parse_file(path, lambda doc: parse_pod(doc, "", pod_level_resources=pod_level_resources))
+    return parse_file(path, lambda doc: parse_pod(doc, "", pod_level_resources=pod_level_resources, limits=limits),
+                      limits)
 
 
-def parse_pods(docs: list[Any], where: str = "", *, pod_level_resources: bool = True) -> list[Pod]:
+def parse_pods(docs: list[Any], where: str = "", *, pod_level_resources: bool = True,
+               limits: Limits = DEFAULT_LIMITS) -> list[Pod]:
     """The pods of decoded documents (a YAML stream): one per document, every item of a `kind: List`;
     empty documents are skipped."""
     pods: list[Pod] = []
@@ -433,17 +443,18 @@ def parse_pods(docs: list[Any], where: str = "", *, pod_level_resources: bool = 
         if doc is None:
             continue
         doc_where = index_path(where, i) if len(docs) > 1 else where
-        pods.extend(parse_pod(item, item_where, pod_level_resources=pod_level_resources)
+        pods.extend(parse_pod(item, item_where, pod_level_resources=pod_level_resources, limits=limits)
                     for item, item_where in pod_documents(doc, doc_where))
     return pods
 
 
-def load_pod_files(path: Union[str, Path], *, pod_level_resources: bool = True) -> list[Pod]:
+def load_pod_files(path: Union[str, Path], *, pod_level_resources: bool = True,
+                   limits: Limits = DEFAULT_LIMITS) -> list[Pod]:
     """Every pod of a manifest file: one per YAML document (`---` between them), the items of a
     `kind: List`, workloads' pod templates; errors name the file and the path inside it."""
     name = str(path)
     try:
-        return parse_pods(load_file_documents(path), pod_level_resources=pod_level_resources)
+        return parse_pods(load_file_documents(path, limits), pod_level_resources=pod_level_resources, limits=limits)
     except InputError as exc:
         raise exc.in_file(name) from None
 
@@ -463,7 +474,7 @@ def is_supported_pod_level_resource(name: str) -> bool:
     return name in POD_LEVEL_RESOURCE_NAMES or is_hugepage_resource(name)
 
 
-def is_pod_level_resources_set(pod: Any) -> bool:
+def is_pod_level_resources_set(pod: Pod) -> bool:
     """IsPodLevelResourcesSet: the pod's `spec.resources` requests or limits name a supported resource.
 
     Duck-typed: `pod.resources` is None or has `requests` and `limits` maps (either may be None).

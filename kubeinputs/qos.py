@@ -45,11 +45,6 @@ def _missing_limits(limits: Mapping[str, Quantity]) -> list[str]:
     return missing
 
 
-def _classify(requests: dict[str, Quantity], limits: dict[str, Quantity], guaranteed: bool) -> str:
-    """The class from summed requests and limits and the per-container Guaranteed flag."""
-    return _classify_explained(requests, limits, guaranteed, "")[0]
-
-
 def _classify_explained(
     requests: dict[str, Quantity], limits: dict[str, Quantity], guaranteed: bool, not_guaranteed_why: str,
     guaranteed_why: str = "every container has cpu and memory limits, and requests equal limits",

@@ -25,7 +25,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Optional, Union
 
-from kubeinputs.limits import LIMITS, number_too_long
+from kubeinputs.limits import DEFAULT_LIMITS, number_too_long
 
 BINARY_SI = "BinarySI"
 DECIMAL_SI = "DecimalSI"
@@ -469,14 +469,15 @@ def _go_parse_int64(digits: str) -> Optional[int]:
     return value if value <= INT64_MAX else None
 
 
-def _parse_string(text: str) -> Quantity:
-    """Go's ParseQuantity on a string: the int64 fast path first, else the big-decimal path."""
+def _parse_string(text: str, max_digits: int = DEFAULT_LIMITS.max_number_digits) -> Quantity:
+    """Go's ParseQuantity on a string: the int64 fast path first, else the big-decimal path; a string
+    past `max_digits` characters (max_number_digits) is refused."""
     if not isinstance(text, str):
         raise TypeError(f"parse_quantity needs a string, got {type(text).__name__}")
     if text == "":
         raise QuantityError(ERR_FORMAT_WRONG)
-    if len(text) > LIMITS.max_number_digits:
-        raise QuantityError(number_too_long(len(text)))
+    if len(text) > max_digits:
+        raise QuantityError(number_too_long(len(text), max_digits))
     if text == "0":
         return Quantity(0, 0, DECIMAL_SI, cached="0")
     positive, value, num, denom, suffix = _scan(text)
@@ -569,30 +570,32 @@ def go_json_float(value: float) -> str:
     return ("-" if sign else "") + mantissa + "e" + exp_text
 
 
-def parse_quantity(value: Union[str, int, float]) -> Quantity:
-    """Go's ParseQuantity for a string (no trimming); an int or float is read as the JSON number it is.
+def parse_quantity(value: Union[str, int, float], max_digits: int = DEFAULT_LIMITS.max_number_digits) -> Quantity:
+    """Go's ParseQuantity for a string (no trimming); an int or float is read as the JSON number it is;
+    one of more than `max_digits` characters (the reader's max_number_digits) is refused.
 
     Raises QuantityError with apimachinery's text (`quantities must match the regular expression ...`,
     `unable to parse quantity's suffix`, `unable to parse numeric part of quantity`)."""
     if isinstance(value, bool):
-        return _parse_string("true" if value else "false")
+        return _parse_string("true" if value else "false", max_digits)
     if isinstance(value, int):
-        if value.bit_length() > LIMITS.max_number_digits * 3.33:  # str() would fail past 4,300 digits
-            raise QuantityError(number_too_long(int(value.bit_length() * 0.30103) + 1))
-        return _parse_string(str(value))
+        if value.bit_length() > max_digits * 3.33:  # str() would fail past 4,300 digits
+            raise QuantityError(number_too_long(int(value.bit_length() * 0.30103) + 1, max_digits))
+        return _parse_string(str(value), max_digits)
     if isinstance(value, float):
-        return _parse_string(go_json_float(value))
+        return _parse_string(go_json_float(value), max_digits)
     if isinstance(value, str):
-        return _parse_string(value)
+        return _parse_string(value, max_digits)
     raise QuantityError(ERR_FORMAT_WRONG)
 
 
-def unmarshal_quantity(value: Union[str, int, float, None]) -> Quantity:
+def unmarshal_quantity(value: Union[str, int, float, None],
+                       max_digits: int = DEFAULT_LIMITS.max_number_digits) -> Quantity:
     """A quantity as it arrives in a decoded manifest (Go's Quantity.UnmarshalJSON).
 
     Strings have surrounding whitespace trimmed, bare numbers are accepted, and null is zero."""
     if value is None:
         return zero_quantity()
     if isinstance(value, str):
-        return _parse_string(value.strip(_GO_SPACE))
-    return parse_quantity(value)
+        return _parse_string(value.strip(_GO_SPACE), max_digits)
+    return parse_quantity(value, max_digits)

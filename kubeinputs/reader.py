@@ -26,10 +26,11 @@ are not preserved.
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
 
 from kubeinputs.errors import ROOT, InputError, index_path, join_path
-from kubeinputs.limits import LIMITS, check_depth, flag, number_too_long, read_bytes
+from kubeinputs.limits import DEFAULT_LIMITS, Limits, check_depth, flag, number_too_long, read_bytes
 
 if TYPE_CHECKING:  # only in annotations: pathlib is slow to import
     from pathlib import Path
@@ -68,8 +69,9 @@ def _loader_class() -> type:
 class _Builder:
     """Python values from a composed YAML node graph, refusing duplicate keys (with their places)."""
 
-    def __init__(self, loader: Any) -> None:
+    def __init__(self, loader: Any, limits: Limits) -> None:
         self.loader = loader
+        self.limits = limits
         self.done: dict[int, Any] = {}  # id(node) -> value: aliases share, recursion terminates
         self.depth = 0
 
@@ -77,17 +79,17 @@ class _Builder:
         """The value of `node`, found at path `where`."""
         if node.tag == _STR_TAG and node.id == "scalar":
             return node.value
-        if node.id == "scalar" and node.tag == _INT_TAG and len(node.value) > LIMITS.max_number_digits:
-            raise InputError(where or ROOT, number_too_long(len(node.value)))
+        if node.id == "scalar" and node.tag == _INT_TAG and len(node.value) > self.limits.max_number_digits:
+            raise InputError(where or ROOT, number_too_long(len(node.value), self.limits.max_number_digits))
         if node.id == "scalar" or node.tag not in (_MAP_TAG, _SEQ_TAG):
             return self._construct(node, where)
         known = self.done.get(id(node))
         if known is not None:
             return known
         self.depth += 1
-        if self.depth > LIMITS.max_depth:
-            raise InputError(where or ROOT, f"nested deeper than {LIMITS.max_depth} levels, the max_depth limit "
-                                            f"(raise it with {flag('max_depth')})")
+        if self.depth > self.limits.max_depth:
+            raise InputError(where or ROOT, f"nested deeper than {self.limits.max_depth} levels, the max_depth "
+                                            f"limit (raise it with {flag('max_depth')})")
         try:
             if node.id == "sequence":
                 items: list = []
@@ -179,7 +181,7 @@ NOT_PLAIN = object()  # load_plain_yaml's answer when the document needs the nod
 _PLAIN_TAGS = ("tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", _INT_TAG, "tag:yaml.org,2002:float")
 
 
-def load_plain_yaml(text: str) -> Any:
+def load_plain_yaml(text: str, limits: Limits = DEFAULT_LIMITS) -> Any:
     """The document's values built straight from the parser's events, or NOT_PLAIN.
 
     For the common document: one document of maps, lists and scalars without tags, whose plain
@@ -203,7 +205,7 @@ def load_plain_yaml(text: str) -> Any:
         event = get()
         if type(event) is StreamEndEvent:
             return None  # an empty stream; get_single_node answers None too
-        max_depth, max_nodes, max_digits = LIMITS.max_depth, LIMITS.max_yaml_nodes, LIMITS.max_number_digits
+        max_depth, max_nodes, max_digits = limits.max_depth, limits.max_yaml_nodes, limits.max_number_digits
         str_tag, constructors, resolve = _STR_TAG, loader.yaml_constructors, loader.resolve
         plain: dict[str, Any] = {}  # plain scalar -> its value (resolution is by the text alone)
         anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, nodes once expanded)
@@ -288,14 +290,14 @@ def load_plain_yaml(text: str) -> Any:
         loader.dispose()
 
 
-def load_yaml_text(text: str, where: str = "") -> Any:
+def load_yaml_text(text: str, where: str = "", limits: Limits = DEFAULT_LIMITS) -> Any:
     """One YAML document as Python values; a syntax error or duplicate key is an InputError (a tab in
     the indentation and a file of several documents say so)."""
-    value = load_plain_yaml(text)
-    return load_yaml_graph(text, where) if value is NOT_PLAIN else value
+    value = load_plain_yaml(text, limits)
+    return load_yaml_graph(text, where, limits) if value is NOT_PLAIN else value
 
 
-def load_yaml_graph(text: str, where: str = "") -> Any:
+def load_yaml_graph(text: str, where: str = "", limits: Limits = DEFAULT_LIMITS) -> Any:
     """load_yaml_text through the composed node graph: every YAML feature, and every error's text."""
     import yaml
 
@@ -304,8 +306,8 @@ def load_yaml_graph(text: str, where: str = "") -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
-        _check_expansion(node, where)
-        return _Builder(loader).build(node, where)
+        _check_expansion(node, where, limits.max_yaml_nodes)
+        return _Builder(loader, limits).build(node, where)
     except yaml.composer.ComposerError as exc:
         if "another document" not in str(exc.problem):
             raise InputError(where or ROOT, _yaml_reason(exc, text)) from None
@@ -317,7 +319,7 @@ def load_yaml_graph(text: str, where: str = "") -> Any:
         loader.dispose()
 
 
-def load_yaml_documents(text: str, where: str = "") -> list[Any]:
+def load_yaml_documents(text: str, where: str = "", limits: Limits = DEFAULT_LIMITS) -> list[Any]:
     """Every document of a YAML stream (`---` between them), each as `load_yaml_text` reads one; the
     paths of a later document's problems start with `[N]` (its place in the stream, from 0)."""
     import yaml
@@ -331,8 +333,8 @@ def load_yaml_documents(text: str, where: str = "") -> list[Any]:
             if node is None:
                 docs.append(None)
                 continue
-            _check_expansion(node, doc_where)
-            docs.append(_Builder(loader).build(node, doc_where))
+            _check_expansion(node, doc_where, limits.max_yaml_nodes)
+            docs.append(_Builder(loader, limits).build(node, doc_where))
     except yaml.YAMLError as exc:
         raise InputError(where or ROOT, _yaml_reason(exc, text)) from None
     finally:
@@ -357,10 +359,9 @@ def _document_count(text: str) -> int:
     return count
 
 
-def _check_expansion(root: Any, where: str) -> None:
-    """Refuse a document whose aliases expand past max_yaml_nodes nodes (a "billion laughs" bomb):
-    the values are shared once built, but every reader after this one walks the expanded tree."""
-    limit = LIMITS.max_yaml_nodes
+def _check_expansion(root: Any, where: str, limit: int) -> None:
+    """Refuse a document whose aliases expand past `limit` (max_yaml_nodes) nodes (a "billion laughs"
+    bomb): the values are shared once built, but every reader after this one walks the expanded tree."""
     sizes: dict[int, int] = {}
     # iterative post-order over the node graph; an alias cycle counts as one node (it is refused later)
     stack: list = [(root, False)]
@@ -385,9 +386,9 @@ def _check_expansion(root: Any, where: str) -> None:
         sizes[key] = total
 
 
-def _json_int(text: str) -> int:
-    """A JSON integer; one past max_number_digits is refused (Python would raise past 4,300)."""
-    if len(text) > LIMITS.max_number_digits:
+def _json_int(limit: int, text: str) -> int:
+    """A JSON integer; one past `limit` (max_number_digits) is refused (Python would raise past 4,300)."""
+    if len(text) > limit:
         raise _TooLong(len(text))
     return int(text)
 
@@ -457,12 +458,14 @@ def _levels_deeper_than(doc: Any, limit: int) -> bool:
     return False
 
 
-def load_json_text(text: str, where: str = "") -> Any:
+def load_json_text(text: str, where: str = "", limits: Limits = DEFAULT_LIMITS) -> Any:
     """One JSON document; a syntax error (with line and column) or a duplicate key is an InputError."""
     try:
-        doc = json.loads(text, object_pairs_hook=_strict_object, parse_constant=_no_constant, parse_int=_json_int)
+        doc = json.loads(text, object_pairs_hook=_strict_object, parse_constant=_no_constant,
+                         parse_int=partial(_json_int, limits.max_number_digits))
     except _TooLong as exc:
-        raise InputError(where or ROOT, "not valid JSON: " + number_too_long(exc.digits)) from None
+        raise InputError(where or ROOT,
+                         "not valid JSON: " + number_too_long(exc.digits, limits.max_number_digits)) from None
     except json.JSONDecodeError as exc:
         raise InputError(where or ROOT, f"not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     except ValueError as exc:  # NaN, Infinity
@@ -472,60 +475,60 @@ def load_json_text(text: str, where: str = "") -> Any:
     except _DuplicateJSONKey as dup:
         duplicate = dup.key
     else:
-        if _levels_deeper_than(doc, LIMITS.max_depth):
-            check_depth(doc, where)  # which refuses it
+        if _levels_deeper_than(doc, limits.max_depth):
+            check_depth(doc, where, limits.max_depth)  # which refuses it
         if "\\u" in text and _has_surrogate_escape(text):
             doc = _replace_surrogates(doc)
         return doc
     # JSON is YAML: the YAML reader names the duplicate's path and both places.
     try:
-        load_yaml_text(text, where)
+        load_yaml_text(text, where, limits)
     except InputError as exc:
         if "duplicate key" in exc.reason:
             raise
     raise InputError(where or ROOT, f"found duplicate key {duplicate!r}")
 
 
-def load_text(text: str, where: str = "", *, json_format: bool = False) -> Any:
+def load_text(text: str, where: str = "", *, json_format: bool = False, limits: Limits = DEFAULT_LIMITS) -> Any:
     """Parse one document: JSON with `json_format`, else YAML (JSON is valid YAML too)."""
-    return load_json_text(text, where) if json_format else load_yaml_text(text, where)
+    return load_json_text(text, where, limits) if json_format else load_yaml_text(text, where, limits)
 
 
-def load_file(path: Union[str, Path]) -> Any:
+def load_file(path: Union[str, Path], limits: Limits = DEFAULT_LIMITS) -> Any:
     """Read and parse a YAML or JSON (`*.json`) file; every problem is an InputError naming the file."""
     name = str(path)
     try:
-        text = read_bytes(path).decode("utf-8")
+        text = read_bytes(path, limits=limits).decode("utf-8")
     except OSError as exc:
         raise InputError("", f"cannot read file: {exc.strerror or exc}", name) from None
     except UnicodeDecodeError as exc:
         raise InputError("", f"not UTF-8 text: {exc.reason} at byte {exc.start}", name) from None
     try:
-        return load_text(text, json_format=name.lower().endswith(".json"))
+        return load_text(text, json_format=name.lower().endswith(".json"), limits=limits)
     except InputError as exc:
         raise exc.in_file(name) from None
 
 
-def load_file_documents(path: Union[str, Path]) -> list[Any]:
+def load_file_documents(path: Union[str, Path], limits: Limits = DEFAULT_LIMITS) -> list[Any]:
     """Every document of a YAML file (a `.json` file is one), as `load_file` reads one."""
     name = str(path)
     if name.lower().endswith(".json"):
-        return [load_file(path)]
+        return [load_file(path, limits)]
     try:
-        text = read_bytes(path).decode("utf-8")
+        text = read_bytes(path, limits=limits).decode("utf-8")
     except OSError as exc:
         raise InputError("", f"cannot read file: {exc.strerror or exc}", name) from None
     except UnicodeDecodeError as exc:
         raise InputError("", f"not UTF-8 text: {exc.reason} at byte {exc.start}", name) from None
     try:
-        return load_yaml_documents(text)
+        return load_yaml_documents(text, limits=limits)
     except InputError as exc:
         raise exc.in_file(name) from None
 
 
-def parse_file(path: Union[str, Path], parse: Callable[[Any], T]) -> T:
+def parse_file(path: Union[str, Path], parse: Callable[[Any], T], limits: Limits = DEFAULT_LIMITS) -> T:
     """`parse(document)` of the file at `path`; an InputError from either step names the file."""
-    doc = load_file(path)
+    doc = load_file(path, limits)
     try:
         return parse(doc)
     except InputError as exc:

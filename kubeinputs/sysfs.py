@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from kubeinputs.errors import InputError
-from kubeinputs.limits import read_bytes
+from kubeinputs.limits import DEFAULT_LIMITS, Limits, read_bytes
 from kubeinputs.machine import HugePagesInfo, MachineInfo, Node
 
 # ASCII digits only: Python's \\d and str.isdigit() also take "²" or "٣", which int() or Go's strconv refuse
@@ -36,10 +36,10 @@ UINT64_MAX = (1 << 64) - 1
 INT32_MAX = (1 << 31) - 1  # ids (node, cpu, core, package) are C ints in the kernel
 
 
-def _read_text(path: Path) -> Optional[str]:
-    """A file's text, or None when it does not exist."""
+def _read_text(path: Path, limits: Limits) -> Optional[str]:
+    """A file's text, or None when it does not exist (at most max_sysfs_bytes of it)."""
     try:
-        data = read_bytes(path, limit_name="max_sysfs_bytes")
+        data = read_bytes(path, limits=limits, limit_name="max_sysfs_bytes")
     except FileNotFoundError:
         return None
     except OSError as err:
@@ -79,10 +79,10 @@ def _glob_sorted(folder: Path, pattern: re.Pattern) -> list[tuple[int, Path]]:
     return result
 
 
-def _read_memory(node_dir: Path) -> int:
+def _read_memory(node_dir: Path, limits: Limits) -> int:
     """MemTotal of a node in bytes (0 without a meminfo file)."""
     path = node_dir / "meminfo"
-    text = _read_text(path)
+    text = _read_text(path, limits)
     if text is None:
         return 0
     match = _MEMTOTAL_RE.search(text)
@@ -91,7 +91,7 @@ def _read_memory(node_dir: Path) -> int:
     return _uint(match.group(1), path, UINT64_MAX // 1024) * 1024
 
 
-def _read_hugepages(folder: Path) -> list[HugePagesInfo]:
+def _read_hugepages(folder: Path, limits: Limits) -> list[HugePagesInfo]:
     """nr_hugepages per `hugepages-<kB>kB` folder, folders in name order."""
     result = []
     try:
@@ -103,7 +103,7 @@ def _read_hugepages(folder: Path) -> list[HugePagesInfo]:
         if not match:
             raise InputError("", "not a hugepages-<size>kB folder", str(folder / name))
         nr_path = folder / name / "nr_hugepages"
-        text = _read_text(nr_path)
+        text = _read_text(nr_path, limits)
         if text is None:
             raise InputError("", "missing", str(nr_path))
         page_size = _uint(match.group(1), folder / name, UINT64_MAX // 1024, "a page size")
@@ -113,10 +113,10 @@ def _read_hugepages(folder: Path) -> list[HugePagesInfo]:
     return result
 
 
-def _read_distances(node_dir: Path) -> Optional[list[int]]:
+def _read_distances(node_dir: Path, limits: Limits) -> Optional[list[int]]:
     """The node's distance line, or None without the file."""
     path = node_dir / "distance"
-    text = _read_text(path)
+    text = _read_text(path, limits)
     if text is None:
         return None
     fields = text.strip().split(" ")
@@ -125,23 +125,23 @@ def _read_distances(node_dir: Path) -> Optional[list[int]]:
     return [_uint(f, path, 255, "a distance") for f in fields]
 
 
-def _cpu_online(cpu_dir: Path) -> bool:
+def _cpu_online(cpu_dir: Path, limits: Limits) -> bool:
     """Whether a CPU is online (no `online` file, as for cpu0, means online)."""
-    text = _read_text(cpu_dir / "online")
+    text = _read_text(cpu_dir / "online", limits)
     return text is None or text.strip() != "0"
 
 
-def _read_cores(node_dir: Path) -> Optional[list[dict]]:
+def _read_cores(node_dir: Path, limits: Limits) -> Optional[list[dict]]:
     """Online CPUs of a node grouped into cores by (core_id, physical_package_id)."""
     cpus = _glob_sorted(node_dir, _CPU_RE)
     if not cpus:
         return None
     cores: list[dict] = []
     for cpu_id, cpu_dir in cpus:
-        if not _cpu_online(cpu_dir):
+        if not _cpu_online(cpu_dir, limits):
             continue
-        core_text = _read_text(cpu_dir / "topology" / "core_id")
-        package_text = _read_text(cpu_dir / "topology" / "physical_package_id")
+        core_text = _read_text(cpu_dir / "topology" / "core_id", limits)
+        package_text = _read_text(cpu_dir / "topology" / "physical_package_id", limits)
         if core_text is None or package_text is None:
             continue
         core_id = _parse_int(core_text, cpu_dir / "topology" / "core_id", INT32_MAX)
@@ -156,8 +156,9 @@ def _read_cores(node_dir: Path) -> Optional[list[dict]]:
     return cores
 
 
-def read_machine_info(sysfs_root: Union[str, Path] = "/sys") -> MachineInfo:
-    """The MachineInfo cadvisor would report for the sysfs tree at `sysfs_root` (see module rules)."""
+def read_machine_info(sysfs_root: Union[str, Path] = "/sys", limits: Limits = DEFAULT_LIMITS) -> MachineInfo:
+    """The MachineInfo cadvisor would report for the sysfs tree at `sysfs_root` (see module rules); each
+    attribute is read up to `limits.max_sysfs_bytes`."""
     root = Path(sysfs_root)
     node_root = root / "devices" / "system" / "node"
     nodes_found = _glob_sorted(node_root, _NODE_RE)
@@ -166,16 +167,16 @@ def read_machine_info(sysfs_root: Union[str, Path] = "/sys") -> MachineInfo:
                   else "folder not found; is this a sysfs root with NUMA support?")
         raise InputError("", reason, str(node_root))
     nodes = [
-        Node(node_id=node_id, memory=_read_memory(node_dir),
-             hugepages=_read_hugepages(node_dir / "hugepages"),
-             distances=_read_distances(node_dir), cores=_read_cores(node_dir), caches=None)
+        Node(node_id=node_id, memory=_read_memory(node_dir, limits),
+             hugepages=_read_hugepages(node_dir / "hugepages", limits),
+             distances=_read_distances(node_dir, limits), cores=_read_cores(node_dir, limits), caches=None)
         for node_id, node_dir in nodes_found
     ]
     extra: dict = {}
     machine_hugepages = root / "kernel" / "mm" / "hugepages"
     if machine_hugepages.is_dir():
         extra["hugepages"] = [{"page_size": h.page_size, "num_pages": h.num_pages}
-                              for h in _read_hugepages(machine_hugepages)]
+                              for h in _read_hugepages(machine_hugepages, limits)]
     if _is_real_root(root):
         import psutil
 

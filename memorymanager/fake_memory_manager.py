@@ -9,11 +9,13 @@ call; this one stays silent.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from typing import Any, Mapping, Optional, Union
+from typing import ContextManager, Mapping, Optional, Union
 
+from kubeinputs.pod import Container, Pod
 from state.state import StateReader
 from state.state_mem import MemoryState
 from state.types import Block
+from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
 
 from memorymanager.container_map import ContainerMap
@@ -41,27 +43,27 @@ class FakeManager:
         """`None`: kubelet's fake reports the None policy."""
         return POLICY_NONE
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
         """An empty hint map (not nil), as kubelet's fake answers."""
         return {}
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
         """An empty hint map (not nil), as kubelet's fake answers."""
         return {}
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """Admits every container, pinning nothing."""
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """Admits every pod, pinning nothing."""
 
-    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+    def add_container(self, pod: Pod, container: Container, container_id: str) -> None:
         """No container ID is remembered."""
 
     def remove_container(self, container_id: str) -> None:
         """Nothing to release; never an error."""
 
-    def get_memory_numa_nodes(self, pod: Any, container: Any) -> Optional[list[int]]:
+    def get_memory_numa_nodes(self, pod: Pod, container: Container) -> Optional[list[int]]:
         """None: no container has memory on any NUMA node."""
         return None
 
@@ -79,6 +81,13 @@ class FakeManager:
 
     def deferred_writes(self):
         """No checkpoint: nothing to defer."""
+        return nullcontext()
+
+    def keep_in_memory(self) -> None:
+        """Nothing ever reaches a file."""
+
+    def pinned_affinity(self, pod_uid: str, hints: Mapping[str, TopologyHint]) -> ContextManager[None]:
+        """Nothing is pinned: nothing to read an affinity for."""
         return nullcontext()
 
     def state(self) -> StateReader:

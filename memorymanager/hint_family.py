@@ -48,6 +48,7 @@ from state.types import NUMANodeMap
 from topologymanager.errors import BoundedWorkError
 from topologymanager.hint_family import HintFamily, WorkBudget, bits_of, monotone_members
 
+from memorymanager.hint_inputs import hint_inputs
 from memorymanager.reusable_memory import ReusableLookup, no_reuse
 
 # calculate_hints hands machines with more NUMA nodes than this to the family path; up to
@@ -60,12 +61,8 @@ class MemoryHintFamily(HintFamily):
 
     def __init__(self, nodes: int, explicit: list[int], universe: int, weights: dict[int, tuple[int, ...]],
                  capacity: Optional[tuple[int, ...]], preferred_width: int, resources: list[str]):
-        self.nodes = nodes
-        self.explicit = tuple(sorted(set(explicit)))
-        self.universe = universe
-        self.weights = weights
-        self.capacity = capacity
-        self.preferred_width = preferred_width
+        """The family's parts, and the resources it answers for (every one has the same list)."""
+        super().__init__(nodes, explicit, universe, weights, capacity, preferred_width)
         self.resources = resources
 
 
@@ -75,11 +72,9 @@ def family_hints(machine_state: NUMANodeMap, requested: dict[str, int], reusable
 
     Raises the reference loop's errors for missing nodes or tables (read in its order).
     """
-    from memorymanager.hints import _hint_inputs  # the same readers and errors as the list path
-
     numa_nodes = sorted(machine_state)
     budget = budget or WorkBudget(what="the memory manager's hints", nodes=len(numa_nodes))
-    inputs = _hint_inputs(machine_state, numa_nodes, requested, reusable)
+    inputs = hint_inputs(machine_state, numa_nodes, requested, reusable)
     n = len(numa_nodes)
     real = [1 << i for i in numa_nodes]
     if any(v < 0 for table in (*inputs.free, *inputs.allocatable) for v in table):

@@ -11,17 +11,17 @@ or `ALL_MASKS` when every mask passes (then no list is built).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Optional, Sequence, Union
 
-from state.types import MEMORY, Block, NUMANodeMap, NUMANodeState, clone_machine_state
+from state.types import MEMORY, Block, NUMANodeMap, clone_machine_state
 from topologymanager import bitmask
 from topologymanager.errors import BoundedWorkError
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 
 from memorymanager.hint_family import FAMILY_MIN_NODES, family_hints
+from memorymanager.hint_inputs import HintInputs, hint_inputs
 from memorymanager.machine_state import are_groups_equal, memory_table, node_state
 from memorymanager.reference_hints import reference_calculate_hints
 from memorymanager.reusable_memory import ReusableLookup, no_reuse
@@ -40,22 +40,6 @@ class _AllMasks:
 
 ALL_MASKS = _AllMasks()
 MaskFilter = Union[list[bool], _AllMasks]
-
-
-@dataclass(frozen=True, slots=True)
-class _HintInputs:
-    """What calculate_hints' mask filters read, by position (bit p = numa_nodes[p])."""
-
-    numa_nodes: list[int]
-    nodes: list[NUMANodeState]
-    resources: list[str]
-    sizes: list[int]  # requested bytes, by resource index
-    free: list[list[int]]  # free bytes, by resource index then position
-    allocatable: list[list[int]]  # allocatable bytes, by resource index then position
-    in_group: int  # single nodes to skip: part of a multi-NUMA group
-    assigned: int  # nodes holding memory
-    single_cell: int  # ... whose group is just themselves
-    reusable: ReusableLookup
 
 
 def calculate_hints(
@@ -125,7 +109,7 @@ def _family_or_listed(machine_state: NUMANodeMap, numa_nodes: list[int], request
 def _listed_hints(machine_state: NUMANodeMap, numa_nodes: list[int], requested: dict[str, int],
                   reusable: ReusableLookup) -> Hints:
     """Today's enumerating path: every mask, by subset sums (the body of calculate_hints)."""
-    inputs = _hint_inputs(machine_state, numa_nodes, requested, reusable)
+    inputs = hint_inputs(machine_state, numa_nodes, requested, reusable)
     order = _mask_order(len(numa_nodes))
     fits_allocatable = _covers(inputs.allocatable, inputs.sizes)
     first_fit = _first_passing(order, fits_allocatable)
@@ -147,41 +131,8 @@ def _has_fast_path(numa_nodes: list[int], requested: dict[str, int]) -> bool:
     )
 
 
-def _hint_inputs(
-    machine_state: NUMANodeMap, numa_nodes: list[int], requested: dict[str, int], reusable: ReusableLookup
-) -> _HintInputs:
-    """Nodes and tables by position, read node then resource: a missing one raises the reference loop's error."""
-    resources = list(requested)
-    nodes: list[NUMANodeState] = []
-    free: list[list[int]] = [[] for _ in resources]
-    allocatable: list[list[int]] = [[] for _ in resources]
-    for node_id in numa_nodes:
-        nodes.append(node_state(machine_state, node_id))
-        for i, resource in enumerate(resources):
-            table = memory_table(machine_state, node_id, resource)
-            free[i].append(table.free)
-            allocatable[i].append(table.allocatable)
-    in_group, assigned, single_cell = _group_positions(nodes)
-    return _HintInputs(numa_nodes, nodes, resources, [requested[r] for r in resources], free, allocatable,
-                       in_group, assigned, single_cell, reusable)
-
-
-def _group_positions(nodes: list[NUMANodeState]) -> tuple[int, int, int]:
-    """Position masks of nodes in a multi-NUMA group, holding memory, and holding it alone: for the group checks."""
-    in_group = assigned = single_cell = 0
-    for p, node in enumerate(nodes):
-        cells = node.cells or []
-        if len(cells) > 1:
-            in_group |= 1 << p
-        if node.number_of_assignments > 0:
-            assigned |= 1 << p
-            if len(cells) == 1:
-                single_cell |= 1 << p
-    return in_group, assigned, single_cell
-
-
 def _passing_masks_without_groups(
-    inputs: _HintInputs, order: Sequence[int], fits_allocatable: MaskFilter
+    inputs: HintInputs, order: Sequence[int], fits_allocatable: MaskFilter
 ) -> list[int]:
     """Passing masks without look-ups or group comparisons (none needed: no reuse, no group holds memory).
 
@@ -201,7 +152,7 @@ def _passing_masks_without_groups(
     return passing
 
 
-def _passing_masks_one_by_one(inputs: _HintInputs, candidates: Sequence[int]) -> list[int]:
+def _passing_masks_one_by_one(inputs: HintInputs, candidates: Sequence[int]) -> list[int]:
     """Candidates passing the group and free-memory checks mask by mask, with the reference loop's side effects.
 
     A group's `cells` are sorted in place when first compared; `reusable` is called per
@@ -233,7 +184,7 @@ def _violates_groups(m: int, assigned: int, single_cell: int, group_of: Callable
     return False
 
 
-def _group_lookup(inputs: _HintInputs) -> Callable[[int], int]:
+def _group_lookup(inputs: HintInputs) -> Callable[[int], int]:
     """position -> position mask of its group, cached; sorts `cells` in place at first use, like kubelet.
 
     -1 (equal to no mask) for no cells, an unknown node or a duplicate.
@@ -259,7 +210,7 @@ def _group_lookup(inputs: _HintInputs) -> Callable[[int], int]:
     return group_of
 
 
-def _free_memory_check(inputs: _HintInputs) -> Callable[[int], bool]:
+def _free_memory_check(inputs: HintInputs) -> Callable[[int], bool]:
     """mask -> whether free plus re-usable memory on it covers every resource (look-ups stop at a misfit)."""
     free_sums = [_subset_sums(values) for values in inputs.free]
     checks = list(zip(free_sums, inputs.resources, inputs.sizes))
@@ -277,7 +228,7 @@ def _free_memory_check(inputs: _HintInputs) -> Callable[[int], bool]:
     return fits
 
 
-def _hints_of_masks(inputs: _HintInputs, passing: list[int], min_affinity_size: int) -> Hints:
+def _hints_of_masks(inputs: HintInputs, passing: list[int], min_affinity_size: int) -> Hints:
     """The hints of the passing masks, preferred when of minimum size (they lead: masks come smallest first)."""
     preferred = next((i for i, m in enumerate(passing) if m.bit_count() != min_affinity_size), len(passing))
     numa_nodes = inputs.numa_nodes

@@ -7,17 +7,20 @@ delegates every decision to its policy (`None` or `Static`).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, ContextManager, Mapping, Optional, Sequence, Union
+from contextlib import contextmanager
+from typing import Iterator, Mapping, Optional, Sequence
 
 from state import CHECKPOINT_FILE_NAME
 from state.state import State, StateReader
 from state.state_checkpoint import new_checkpoint_state
-from state.state_mem import MemoryState
+from state.state_mem import MemoryState, in_memory_copy
 from state.types import Block
 from kubeinputs.features import FeatureGates
-from topologymanager.hint_provider import ProviderHints
+from kubeinputs.pod import Container, Pod
+from topologymanager.hint import TopologyHint
+from topologymanager.observer import MEMORY_MANAGER, NO_OBSERVER, Observer
 
-from memorymanager.container_map import ContainerMap, ContainerMapError
+from memorymanager.container_map import ContainerMapError
 from kubeinputs.goformat import go_map_string, go_quote
 from memorymanager.memory_drift import PROC_IOMEM_PATH
 from memorymanager.policy import (
@@ -29,6 +32,7 @@ from memorymanager.policy import (
     MemoryManagerError,
     Policy,
 )
+from memorymanager.policy_manager import ActivePodsFunc, PolicyManager
 from memorymanager.policy_none import new_policy_none
 from memorymanager.policy_static import new_policy_static
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE
@@ -49,9 +53,6 @@ __all__ = [
 # The simulated kubelet runs on Linux: Static is available, BestEffort (Windows only) is not.
 PLATFORM = "linux"
 
-ActivePodsFunc = Callable[[], Sequence[Any]]
-
-
 def new_manager(
     policy_name: str,
     machine_info,
@@ -62,14 +63,17 @@ def new_manager(
     policy_options: Optional[Mapping[str, str]] = None,
     feature_gates: Optional[FeatureGates] = None,
     iomem_path: str = PROC_IOMEM_PATH,
+    observer: Observer = NO_OBSERVER,
 ) -> "Manager":
     """kubelet's NewManager: pick and build the policy, with kubelet's validation order and errors.
 
     `state_dir` None keeps the state in memory only (no checkpoint file).
     `iomem_path` is where `memory-drift-tolerance: auto` reads the kernel image size.
+    `observer` hears the manager's and its policy's events (`memorymanager.observer`).
     """
     gates = feature_gates if feature_gates is not None else FeatureGates.from_config({})
     options = dict(policy_options or {})
+    affinity = PinnedAffinity(affinity_store)
     policy: Policy
     if policy_name == POLICY_NONE:
         if options:
@@ -79,7 +83,7 @@ def new_manager(
         policy = new_policy_none()
     elif policy_name == POLICY_STATIC:
         system_reserved = get_system_reserved_memory(machine_info, node_allocatable_reservation, reserved_memory)
-        policy = new_policy_static(machine_info, system_reserved, affinity_store, gates, options, iomem_path)
+        policy = new_policy_static(machine_info, system_reserved, affinity, gates, options, iomem_path, observer)
     elif policy_name == POLICY_BEST_EFFORT:
         if options:
             raise MemoryManagerError(
@@ -90,49 +94,39 @@ def new_manager(
         )
     else:
         raise MemoryManagerError(f"unknown policy: {go_quote(policy_name)}")
-    return Manager(policy, state_dir, gates)
+    return Manager(policy, state_dir, gates, observer, affinity)
 
 
-class Manager:
-    """kubelet's memory manager. Build with `new_manager`, then `start` before anything else."""
+class PinnedAffinity:
+    """The topology manager's stored hints as the policy reads them, except the hints pinned for one
+    admission (`Manager.pinned_affinity`): memory placed beforehand (a DRA claim on a NUMA node) that
+    kubelet's own Allocate then reserves. Nothing is pinned outside such an admission."""
 
-    def __init__(self, policy: Policy, state_dir: Optional[str], feature_gates: FeatureGates):
-        self.policy = policy
-        self.state_dir = state_dir
-        self.file_ops = None  # the checkpoint's FileOps (None: the durable default); set before start
-        self.feature_gates = feature_gates
-        self.container_map = ContainerMap()
-        self._state: Optional[State] = None
-        self._active_pods: Optional[ActivePodsFunc] = None
-        # optional: a value that changes whenever the active pods may have changed (the simulated node
-        # gives one); with it remove_stale_state skips the walk while nothing can have become stale
-        self._active_pods_version: Optional[Any] = None
-        self._clean_for: Optional[tuple] = None
+    def __init__(self, store: AffinityStore) -> None:
+        self.store = store
+        self.pod_uid: Optional[str] = None
+        self.pinned: dict[str, TopologyHint] = {}
+
+    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
+        """The pinned hint of a pinned container of the pinned pod, else the store's."""
+        if pod_uid == self.pod_uid:
+            hint = self.pinned.get(container_name)
+            if hint is not None:
+                return hint
+        return self.store.get_affinity(pod_uid, container_name)
+
+
+class Manager(PolicyManager[State]):
+    """kubelet's memory manager. Build with `new_manager`, then `start` before anything else (the state
+    store, stale state, hint and Allocate calls: `policy_manager.PolicyManager`)."""
+
+    PROVIDER = MEMORY_MANAGER
+
+    def __init__(self, policy: Policy, state_dir: Optional[str], feature_gates: FeatureGates,
+                 observer: Observer = NO_OBSERVER, affinity: Optional[PinnedAffinity] = None):
+        super().__init__(policy, state_dir, feature_gates, observer)
+        self._affinity = affinity  # what the policy reads the stored hints through (None: no pinning)
         self._allocatable_memory: list[Block] = []
-
-    # ----- lifecycle ----------------------------------------------------------------------------
-
-    def start(
-        self,
-        active_pods: ActivePodsFunc,
-        initial_containers: Union[ContainerMap, Mapping[str, tuple[str, str]], None] = None,
-        active_pods_version: Optional[Any] = None,
-    ) -> None:
-        """Restore the state, start the policy (validateState) and cache allocatable memory once.
-
-        Raises the state package's StateError unchanged when the checkpoint cannot be
-        restored, and MemoryManagerError when the policy refuses the restored state.
-        """
-        self._active_pods = active_pods
-        self._active_pods_version = active_pods_version
-        self._clean_for = None
-        if isinstance(initial_containers, ContainerMap):
-            self.container_map = initial_containers
-        else:
-            self.container_map = ContainerMap(dict(initial_containers or {}))
-        self._state = self._new_state()
-        self.policy.start(self._state)
-        self._allocatable_memory = self.policy.get_allocatable_memory(self._state)
 
     def _new_state(self) -> State:
         """The checkpoint-backed store, or an in-memory one when there is no state directory."""
@@ -146,72 +140,33 @@ class Manager:
             ops=self.file_ops,
         )
 
-    def _started_state(self) -> State:
-        """The state store; using the manager before start is an error."""
-        if self._state is None:
-            raise MemoryManagerError("memory manager is not started")
-        return self._state
+    def _in_memory_copy(self, state: State) -> State:
+        """The state in memory (StateError and MemoryManagerError of start come from the store and policy)."""
+        return state if isinstance(state, MemoryState) else in_memory_copy(state)
 
-    # ----- stale state --------------------------------------------------------------------------
+    def _not_started(self) -> Exception:
+        return MemoryManagerError("memory manager is not started")
 
-    def _policy_remove_container_by_ref(self, pod_uid: str, container_name: str) -> None:
-        """Release a container in the policy and forget its ID."""
-        self.policy.remove_container(self._started_state(), pod_uid, container_name)
-        self.container_map.remove_by_container_ref(pod_uid, container_name)
+    def _started(self, state: State) -> None:
+        """Allocatable memory, computed once at start."""
+        self._allocatable_memory = self.policy.get_allocatable_memory(state)
 
-    def remove_stale_state(self) -> None:
-        """Drop the state of every (pod, container) that is not part of an active pod.
-
-        kubelet does this at the start of Allocate, AllocatePod and the hint calls,
-        once all pod sources are ready (always, here). Pods are walked in sorted
-        order where Go's map order is random. Cost: O(a + s log s) for a active
-        containers and s stored ones (the stored blocks are not copied), plus the
-        removals.
-        """
-        state = self._started_state()
-        # After a pass every stored container belongs to an active pod, and until the active pods
-        # change only their containers are allocated: nothing can be stale, and the O(containers)
-        # walk per call (a pod of n containers: O(n^2)) is skipped.
-        version = self._active_pods_version() if self._active_pods_version is not None else None
-        clean = self._clean_for
-        if version is not None and clean is not None and clean[0] == version[0] and clean[1] is version[1]:
-            return
-        self._clean_for = version
-        pods = {pod.uid: pod for pod in (self._active_pods() if self._active_pods is not None else [])}
-        # like kubelet, the last pod listed under a UID counts
-        active = {(uid, c.name) for uid, pod in pods.items() for c in (*pod.init_containers, *pod.containers)}
-        for ref in state.assigned_containers():
-            if ref not in active:
-                self._policy_remove_container_by_ref(*ref)
-        for _container_id, ref in self.container_map.items():  # a snapshot: removal is safe
-            if ref not in active:
-                self._policy_remove_container_by_ref(*ref)
-
-    # ----- hint provider ------------------------------------------------------------------------
-
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
-        """Container-scope hints (after dropping stale state)."""
-        self.remove_stale_state()
-        return self.policy.get_topology_hints(self._started_state(), pod, container)
-
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
-        """Pod-scope hints (after dropping stale state)."""
-        self.remove_stale_state()
-        return self.policy.get_pod_topology_hints(self._started_state(), pod)
-
-    def allocate(self, pod: Any, container: Any) -> None:
-        """Reserve memory for a container at admission; raises MemoryManagerError to reject."""
-        self.remove_stale_state()
-        self.policy.allocate(self._started_state(), pod, container)
-
-    def allocate_pod(self, pod: Any) -> None:
-        """Reserve memory for a whole pod (PodLevelResourceManagers); raises to reject."""
-        self.remove_stale_state()
-        self.policy.allocate_pod(self._started_state(), pod)
+    @contextmanager
+    def pinned_affinity(self, pod_uid: str, hints: Mapping[str, TopologyHint]) -> Iterator[None]:
+        """Within: the policy reads `hints` (container name -> hint) as the stored affinity of those
+        containers of pod `pod_uid`, whatever the topology manager stored (kubelet's rules still apply
+        to the mask: a mask too small is widened, one mixing single- and cross-NUMA groups refused)."""
+        if self._affinity is None:
+            raise MemoryManagerError("this memory manager cannot pin affinities (build it with new_manager)")
+        self._affinity.pod_uid, self._affinity.pinned = pod_uid, dict(hints)
+        try:
+            yield
+        finally:
+            self._affinity.pod_uid, self._affinity.pinned = None, {}
 
     # ----- container lifecycle ------------------------------------------------------------------
 
-    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+    def add_container(self, pod: Pod, container: Container, container_id: str) -> None:
         """Register the container ID, then release every regular init container declared before
         this container (they have finished); sidecars are never released here.
 
@@ -243,7 +198,7 @@ class Manager:
 
     # ----- readers ------------------------------------------------------------------------------
 
-    def get_memory_numa_nodes(self, pod: Any, container: Any) -> Optional[list[int]]:
+    def get_memory_numa_nodes(self, pod: Pod, container: Container) -> Optional[list[int]]:
         """NUMA nodes of the container's blocks, ascending; None when it has none."""
         nodes: set[int] = set()
         for block in self._started_state().get_memory_blocks(pod.uid, container.name) or []:
@@ -262,15 +217,6 @@ class Manager:
         """The pod-level blocks (PodLevelResourceManagers), None if none."""
         return self._started_state().get_pod_memory_blocks(pod_uid)
 
-    def deferred_writes(self) -> ContextManager[object]:
-        """A context in which the checkpoint is written once at the end instead of after every change
-        (the State's deferred_writes; in memory, nothing to defer)."""
-        return self._started_state().deferred_writes()
-
     def state(self) -> StateReader:
         """A read-only view of the state store (kubelet's State() returns a state.Reader)."""
         return StateReader(self._started_state())
-
-    def policy_name(self) -> str:
-        """The active policy's name."""
-        return self.policy.name()

@@ -7,14 +7,14 @@ init-container memory).
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from kubeinputs.errors import Error
 
+from memorymanager.policy_manager import Policy as PolicyBase
 from state.state import State
 from state.types import Block
 from topologymanager.hint import TopologyHint
-from topologymanager.hint_provider import ProviderHints
 
 # kubelet's policy type names (memoryManagerPolicy values); note the capital letters.
 POLICY_NONE = "None"
@@ -55,29 +55,9 @@ class AffinityStore(Protocol):
         """The stored hint, or the zero hint `TopologyHint()` for an unknown container."""
 
 
-class Policy(Protocol):
-    """kubelet's memory-manager `Policy` interface, over an explicit state store."""
-
-    def name(self) -> str:
-        """The policy type name (`None`, `Static`)."""
-
-    def start(self, state: State) -> None:
-        """Validate (and possibly initialise) the restored state; raise MemoryManagerError to refuse."""
-
-    def allocate(self, state: State, pod: Any, container: Any) -> None:
-        """Reserve memory for one container (idempotent); raise MemoryManagerError to refuse."""
-
-    def allocate_pod(self, state: State, pod: Any) -> None:
-        """Reserve memory for a whole pod (pod-level resource managers); raise to refuse."""
-
-    def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
-        """Release a container's memory (idempotent)."""
-
-    def get_topology_hints(self, state: State, pod: Any, container: Any) -> ProviderHints:
-        """NUMA hints for one container."""
-
-    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
-        """NUMA hints for the whole pod."""
+class Policy(PolicyBase[State], Protocol):
+    """kubelet's memory-manager `Policy` interface, over an explicit state store: the calls every manager
+    policy has (`memorymanager.policy_manager.Policy`), and the allocatable memory."""
 
     def get_allocatable_memory(self, state: State) -> list[Block]:
         """One block per (NUMA node, resource) with non-zero allocatable memory."""

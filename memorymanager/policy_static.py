@@ -7,8 +7,9 @@ kubelet's exact text.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
+from kubeinputs.pod import Container, Pod
 from state.state import State
 from state.types import MEMORY, Block, NUMANodeMap
 from topologymanager import bitmask
@@ -16,6 +17,7 @@ from kubeinputs.features import (MEMORY_MANAGER_DRIFT_TOLERANCE_GATE, POD_LEVEL_
                                  POD_LEVEL_RESOURCES_GATE, FeatureGates)
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import NO_OBSERVER, Observer
 
 from memorymanager.hints import (
     calculate_hints,
@@ -34,6 +36,8 @@ from memorymanager.machine_state import (
     update_machine_state,
 )
 from memorymanager.memory_drift import PROC_IOMEM_PATH, is_tolerable_machine_state_drift, memory_drift_by_node
+from memorymanager.observer import (ALREADY_PRESENT, EMPTY_SHARED_POOL, MEMORY_MANAGER, NOT_GUARANTEED,
+                                    NOTHING_REQUESTED, POD_LEVEL_OFF, POD_LEVEL_RESOURCES, REQUEST_UNREADABLE)
 from memorymanager.policy import POLICY_STATIC, AffinityStore, EmptyPodSharedPoolError, MemoryManagerError
 from memorymanager.policy_options import PolicyOptions, new_policy_options
 from kubeinputs.qos import GUARANTEED, get_pod_qos
@@ -69,11 +73,13 @@ class StaticPolicy:
         affinity: AffinityStore,
         feature_gates: FeatureGates,
         options: PolicyOptions = PolicyOptions(),
+        observer: Observer = NO_OBSERVER,
     ):
         self.machine_info = machine_info
         self.system_reserved = system_reserved
         self.affinity = affinity
         self.feature_gates = feature_gates
+        self.observer = observer  # hears every early return and pinning (memorymanager.observer)
         self.max_memory_drift = options.max_memory_drift
         self.reusable = ReusableMemory()
         # The drift gauges kubelet exports (MemoryManagerDriftToleranceBytes, MemoryManagerMemoryDriftBytes{node}).
@@ -92,7 +98,7 @@ class StaticPolicy:
         """PodLevelResourceManagers gate."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE)
 
-    def _skip_pod_level(self, pod: Any) -> bool:
+    def _skip_pod_level(self, pod: Pod) -> bool:
         """Pods with pod-level resources the policy does not handle: released code skips them when
         PodLevelResources is on; with PodLevelResourceManagers on they are handled instead."""
         if not is_pod_level_resources_set(pod):
@@ -101,9 +107,23 @@ class StaticPolicy:
             return not self._pod_level_resources
         return self._pod_level_resources
 
-    def _is_guaranteed(self, pod: Any) -> bool:
+    def _is_guaranteed(self, pod: Pod) -> bool:
         """The pod's QoS class is Guaranteed (pod-level resources count when PodLevelResources is on)."""
         return get_pod_qos(pod, self._pod_level_resources) == GUARANTEED
+
+    def skip_reason(self, pod: Pod) -> Optional[str]:
+        """Why the policy leaves the whole pod alone (`memorymanager.observer.NOT_GUARANTEED` or
+        `POD_LEVEL_RESOURCES`), None when it pins what the pod's containers ask for: Allocate's guards,
+        in its order."""
+        if not self._is_guaranteed(pod):
+            return NOT_GUARANTEED
+        if self._skip_pod_level(pod):
+            return POD_LEVEL_RESOURCES
+        return None
+
+    def _skipped(self, pod: Pod, container: Optional[Container], why: str) -> None:
+        """Report an early return (kubelet logs it)."""
+        self.observer.skipped(MEMORY_MANAGER, pod, container, why)
 
     def name(self) -> str:
         """`Static`."""
@@ -154,24 +174,29 @@ class StaticPolicy:
 
     # ----- hints ------------------------------------------------------------------------------
 
-    def get_topology_hints(self, state: State, pod: Any, container: Any) -> ProviderHints:
-        """Hints for one container: regenerated from its blocks if it has some, else calculated."""
+    def get_topology_hints(self, state: State, pod: Pod, container: Container) -> ProviderHints:
+        """Hints for one container: regenerated from its blocks if it has some, else calculated; an early
+        return (no preference) is reported as `skipped`."""
         if not self._is_guaranteed(pod):
+            self._skipped(pod, container, NOT_GUARANTEED)
             return None
         try:
             requested = get_container_requested_resources(pod, container, self.pod_level_resource_managers)
         except MemoryManagerError:
+            self._skipped(pod, container, REQUEST_UNREADABLE)
             return None  # kubelet logs "Failed to get container requested resources"
         if self.pod_level_resource_managers and not requested:
+            self._skipped(pod, container, NOTHING_REQUESTED)
             return None
         if self._skip_pod_level(pod):
+            self._skipped(pod, container, POD_LEVEL_RESOURCES)
             return None
         blocks = state.get_memory_blocks(pod.uid, container.name)
         if blocks is not None:
             return regenerate_hints(blocks, requested)
         return calculate_hints(state.get_machine_state(), requested, self.reusable.lookup(pod.uid))
 
-    def get_pod_topology_hints(self, state: State, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, state: State, pod: Pod) -> ProviderHints:
         """Hints for the whole pod (pod scope).
 
         If a container already holds memory, the hints are regenerated from its blocks
@@ -180,20 +205,25 @@ class StaticPolicy:
         is used: pod-level blocks first, else the container's own request.
         """
         if not self._is_guaranteed(pod):
+            self._skipped(pod, None, NOT_GUARANTEED)
             return None
         try:
             requested = get_pod_requested_resources(pod, self.pod_level_resource_managers)
         except MemoryManagerError:
+            self._skipped(pod, None, REQUEST_UNREADABLE)
             return None  # kubelet logs "Failed to get pod requested resources"
         if self._skip_pod_level(pod):
+            self._skipped(pod, None, POD_LEVEL_RESOURCES)
             return None
         pod_level = self.pod_level_resource_managers and is_pod_level_resources_set(pod)
         if pod_level:
             try:
                 self.validate_pod_scope_resources(pod)
             except MemoryManagerError:
+                self._skipped(pod, None, EMPTY_SHARED_POOL)
                 return {resource: [] for resource in requested}
         if self.pod_level_resource_managers and not requested:
+            self._skipped(pod, None, NOTHING_REQUESTED)
             return None
         if pod_level:
             pod_blocks = state.get_pod_memory_blocks(pod.uid)
@@ -207,6 +237,7 @@ class StaticPolicy:
                 try:
                     own = get_container_requested_resources(pod, container, True)
                 except MemoryManagerError:
+                    self._skipped(pod, None, REQUEST_UNREADABLE)
                     return None
                 return regenerate_hints(blocks, own)
             return regenerate_hints(blocks, requested)
@@ -215,7 +246,7 @@ class StaticPolicy:
     # ----- allocation -------------------------------------------------------------------------
 
     def _best_hint(
-        self, machine_state: NUMANodeMap, pod: Any, requested: dict[str, int], hint: TopologyHint
+        self, machine_state: NUMANodeMap, pod: Pod, requested: dict[str, int], hint: TopologyHint
     ) -> TopologyHint:
         """The mask to allocate on: the stored hint, else the default hint; extended when too
         small; refused when it would mix single- and cross-NUMA allocations."""
@@ -247,27 +278,39 @@ class StaticPolicy:
             raise MemoryManagerError(ERR_VIOLATES)
         return best
 
-    def allocate(self, state: State, pod: Any, container: Any) -> None:
+    def allocate(self, state: State, pod: Pod, container: Container) -> None:
         """Reserve exclusive memory for one container of a Guaranteed pod (idempotent).
 
         Each requested resource gets one block with the full request on the chosen
         mask; the bytes actually reserved are reduced by the pod's re-usable
         init-container memory on that mask, and earlier init containers' blocks are
-        shrunk by what this container took over.
+        shrunk by what this container took over. Past the pod's guards (`skip_reason`) the
+        call counts as a pinning request, and as a pinning error when it raises.
         """
-        if not self._is_guaranteed(pod):
-            return  # "Exclusive memory allocation skipped, pod QoS is not guaranteed"
-        if self._skip_pod_level(pod):
-            return  # "Allocation skipped, pod is using pod-level resources ..."
+        why = self.skip_reason(pod)
+        if why is not None:
+            self._skipped(pod, container, why)
+            return
+        self.observer.pinning_requested(MEMORY_MANAGER, pod, container)
+        try:
+            self._allocate(state, pod, container)
+        except Exception as err:
+            self.observer.pinning_failed(MEMORY_MANAGER, pod, container, err)
+            raise
+
+    def _allocate(self, state: State, pod: Pod, container: Container) -> None:
+        """Allocate past the pod's guards."""
         blocks = state.get_memory_blocks(pod.uid, container.name)
         if blocks is not None:
             self.reusable.update(pod, container, blocks)
-            return  # "Container already present in state, skipping"
+            self._skipped(pod, container, ALREADY_PRESENT)
+            return
 
         hint = self.affinity.get_affinity(pod.uid, container.name)
         requested = get_container_requested_resources(pod, container, self.pod_level_resource_managers)
         if not requested:
-            return  # "Exclusive memory allocation skipped, container requests no memory resources"
+            self._skipped(pod, container, NOTHING_REQUESTED)
+            return
 
         machine_state = state.get_machine_state()
         best = self._best_hint(machine_state, pod, requested, hint)
@@ -285,7 +328,7 @@ class StaticPolicy:
         self._update_init_containers_memory_blocks(state, pod, container, container_blocks)
 
     def _update_init_containers_memory_blocks(
-        self, state: State, pod: Any, container: Any, container_blocks: list[Block]
+        self, state: State, pod: Pod, container: Container, container_blocks: list[Block]
     ) -> None:
         """Shrink earlier regular init containers' blocks by the memory this container re-used, so
         that the pod's block sizes add up to what is really reserved.
@@ -370,7 +413,7 @@ class StaticPolicy:
 
     # ----- pod-level resource managers (KEP-5526, gate PodLevelResourceManagers) --------------
 
-    def validate_pod_scope_resources(self, pod: Any) -> None:
+    def validate_pod_scope_resources(self, pod: Pod) -> None:
         """Refuse a pod-level budget that leaves the shared pool empty while some container needs it."""
         pod_total = get_pod_requested_resources(pod, True)
         has_shared_long_running = False
@@ -404,14 +447,27 @@ class StaticPolicy:
                         "leaving no memory for shared containers"
                     )
 
-    def allocate_pod(self, state: State, pod: Any) -> None:
+    def allocate_pod(self, state: State, pod: Pod) -> None:
         """Allocate one NUMA-aligned budget for a pod with pod-level resources (KEP-5526).
 
         Exclusive blocks go to equivalent-Guaranteed containers; the rest of the budget
         is a shared pool given to the other containers; the pod-level blocks carry the
         total and the machine state is charged once per resource. A no-op unless both
-        PodLevelResources and PodLevelResourceManagers are on.
+        PodLevelResources and PodLevelResourceManagers are on. A Guaranteed pod's call counts
+        as a pinning request, and as a pinning error when it raises.
         """
+        if not self._is_guaranteed(pod):
+            self._skipped(pod, None, NOT_GUARANTEED)
+            return
+        self.observer.pinning_requested(MEMORY_MANAGER, pod, None)
+        try:
+            self._allocate_pod(state, pod)
+        except Exception as err:
+            self.observer.pinning_failed(MEMORY_MANAGER, pod, None, err)
+            raise
+
+    def _allocate_pod(self, state: State, pod: Pod) -> None:
+        """AllocatePod of a Guaranteed pod."""
         pod_total = self._pod_budget_to_allocate(state, pod)
         if pod_total is None:
             return
@@ -430,17 +486,19 @@ class StaticPolicy:
             state.set_memory_blocks(pod.uid, container.name, blocks)
         state.adopt_machine_state(machine_state)
 
-    def _pod_budget_to_allocate(self, state: State, pod: Any) -> Optional[dict[str, int]]:
-        """The pod-level request to allocate, None when the pod is skipped; raises for an empty shared pool."""
+    def _pod_budget_to_allocate(self, state: State, pod: Pod) -> Optional[dict[str, int]]:
+        """The pod-level request of a Guaranteed pod to allocate, None when the pod is skipped (reported);
+        raises for an empty shared pool."""
         if not (self.pod_level_resource_managers and self._pod_level_resources):
-            return None
-        if not self._is_guaranteed(pod):
+            self._skipped(pod, None, POD_LEVEL_OFF)
             return None
         if state.get_pod_memory_blocks(pod.uid) is not None:
-            return None  # "Pod already present in state, skipping"
+            self._skipped(pod, None, ALREADY_PRESENT)
+            return None
         try:
             pod_total = get_pod_requested_resources(pod, True)
         except MemoryManagerError:
+            self._skipped(pod, None, REQUEST_UNREADABLE)
             return None  # kubelet logs "Failed to get pod requested resources" and admits
         try:
             self.validate_pod_scope_resources(pod)
@@ -448,7 +506,7 @@ class StaticPolicy:
             raise EmptyPodSharedPoolError(str(err)) from None
         return pod_total
 
-    def _pod_numa_nodes(self, machine_state: NUMANodeMap, pod: Any, pod_total: dict[str, int]) -> list[int]:
+    def _pod_numa_nodes(self, machine_state: NUMANodeMap, pod: Pod, pod_total: dict[str, int]) -> list[int]:
         """The pod budget's NUMA nodes: its first container's stored hint, checked and extended by _best_hint."""
         first = first_container_name(pod)
         hint = self.affinity.get_affinity(pod.uid, first) if first is not None else TopologyHint()
@@ -462,7 +520,7 @@ def _blocks_on(bits: list[int], sizes: Mapping[str, int]) -> list[Block]:
 
 
 def _pod_container_blocks(
-    pod: Any, pod_total: dict[str, int], bits: list[int]
+    pod: Pod, pod_total: dict[str, int], bits: list[int]
 ) -> tuple[dict[str, list[Block]], list[Block]]:
     """Exclusive blocks by container name, and the shared pool (the budget left) for the other containers."""
     exclusive, sidecar_memory = _init_container_blocks(pod, pod_total, bits)
@@ -479,7 +537,7 @@ def _pod_container_blocks(
 
 
 def _init_container_blocks(
-    pod: Any, pod_total: dict[str, int], bits: list[int]
+    pod: Pod, pod_total: dict[str, int], bits: list[int]
 ) -> tuple[dict[str, list[Block]], dict[str, int]]:
     """Init containers' exclusive blocks (budget minus earlier sidecars if no request) and the sidecars' memory."""
     exclusive: dict[str, list[Block]] = {}
@@ -506,6 +564,7 @@ def new_policy_static(
     feature_gates: Optional[FeatureGates] = None,
     policy_options: Optional[Mapping[str, str]] = None,
     iomem_path: str = PROC_IOMEM_PATH,
+    observer: Observer = NO_OBSERVER,
 ) -> StaticPolicy:
     """kubelet's NewPolicyStatic: some NUMA node must reserve regular memory for the system;
     then the policy options are parsed (drift tolerance)."""
@@ -513,7 +572,7 @@ def new_policy_static(
     if total_reserved_regular_memory(system_reserved) <= 0:
         raise MemoryManagerError(ERR_NO_SYSTEM_RESERVED)
     options = new_policy_options(policy_options, gates, iomem_path)
-    return StaticPolicy(machine_info, system_reserved, affinity, gates, options)
+    return StaticPolicy(machine_info, system_reserved, affinity, gates, options, observer)
 
 
 def _mask_of(affinity: Optional[list[int]]) -> Optional[int]:

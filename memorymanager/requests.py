@@ -9,11 +9,11 @@ container running next to the sidecars started before it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from state.types import MEMORY, is_memory_resource
 
-from kubeinputs.pod import is_pod_level_resources_set
+from kubeinputs.pod import Container, Pod, is_pod_level_resources_set
 from memorymanager.policy import MemoryManagerError
 from kubeinputs.quantity import Quantity, QuantityError
 
@@ -34,12 +34,12 @@ def _quantity_bytes(quantity: Quantity) -> int:
     return value & UINT64_MASK
 
 
-def is_restartable_init_container(container: Any) -> bool:
+def is_restartable_init_container(container: Container) -> bool:
     """A sidecar: an init container with `restartPolicy: Always`."""
     return getattr(container, "restart_policy", None) == "Always"
 
 
-def is_regular_init_container(pod: Any, container: Any) -> bool:
+def is_regular_init_container(pod: Pod, container: Container) -> bool:
     """Whether `container` names a non-restartable init container of `pod` (first match by name)."""
     for init_container in pod.init_containers:
         if init_container.name == container.name:
@@ -58,14 +58,14 @@ def _equal_nonzero(requests: dict, limits: dict, name: str) -> bool:
     return request.value == limit.value
 
 
-def is_container_equivalent_guaranteed(container: Any) -> bool:
+def is_container_equivalent_guaranteed(container: Container) -> bool:
     """cm/qos IsContainerEquivalentQOSGuaranteed: cpu and memory requests non-zero and equal to limits."""
     requests = container.resources.requests or {}
     limits = container.resources.limits or {}
     return _equal_nonzero(requests, limits, "cpu") and _equal_nonzero(requests, limits, MEMORY)
 
 
-def get_container_requested_resources(pod: Any, container: Any, pod_level_managers: bool = False) -> dict[str, int]:
+def get_container_requested_resources(pod: Pod, container: Container, pod_level_managers: bool = False) -> dict[str, int]:
     """The container's memory and hugepage requests in bytes.
 
     With the PodLevelResourceManagers gate on and pod-level resources set, a
@@ -79,7 +79,7 @@ def get_container_requested_resources(pod: Any, container: Any, pod_level_manage
     return {name: _quantity_bytes(requests[name]) for name in _ordered(n for n in requests if is_memory_resource(n))}
 
 
-def get_pod_requested_resources(pod: Any, pod_level_managers: bool = False) -> dict[str, int]:
+def get_pod_requested_resources(pod: Pod, pod_level_managers: bool = False) -> dict[str, int]:
     """The pod's total memory and hugepage request in bytes (pod scope).
 
     Per resource: max(app sum + sidecar sum, max over regular init containers of
@@ -120,7 +120,7 @@ class PodRequestPart:
         return max(self.app + self.sidecars, self.init_peak)
 
 
-def pod_request_parts(pod: Any, pod_level_managers: bool = False) -> dict[str, PodRequestPart]:
+def pod_request_parts(pod: Pod, pod_level_managers: bool = False) -> dict[str, PodRequestPart]:
     """Per resource some app container requests, the parts of kubelet's pod-scope request
     (container requests only: not the pod-level-resources path)."""
     init_peak: dict[str, int] = {}
@@ -146,7 +146,7 @@ def pod_request_parts(pod: Any, pod_level_managers: bool = False) -> dict[str, P
     }
 
 
-def first_container_name(pod: Any) -> Optional[str]:
+def first_container_name(pod: Pod) -> Optional[str]:
     """The first init container, else the first app container (kubelet keys pod-level affinity on it)."""
     containers = [*pod.init_containers, *pod.containers]
     return containers[0].name if containers else None

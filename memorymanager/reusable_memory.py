@@ -8,8 +8,9 @@ Sidecars (restartable init containers) never give memory back.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
+from kubeinputs.pod import Container, Pod
 from state.types import Block
 from topologymanager import bitmask
 
@@ -77,7 +78,7 @@ class ReusableMemory:
             return no_reuse
         return PodReuse(self, pod_uid)
 
-    def update(self, pod: Any, container: Any, blocks: Iterable[Block]) -> None:
+    def update(self, pod: Pod, container: Container, blocks: Iterable[Block]) -> None:
         """Record a container's blocks: forget other pods; a regular init container raises the
         re-usable amount to its block size; any other container consumes it."""
         pod_uid = pod.uid

@@ -16,6 +16,7 @@ import re
 import tempfile
 
 from kubeinputs.errors import InputError
+from kubeinputs.limits import DEFAULT_LIMITS, Limits, read_bytes
 from state.checkpoint_errors import CheckpointNotFoundError
 
 TMP_PREFIX = "."
@@ -38,7 +39,13 @@ def go_path_error(op: str, path: str, err: OSError) -> StoreError:
 
 
 class FileOps:
-    """The file system calls the store makes; override any of them to inject faults."""
+    """The file system calls the store makes; override any of them to inject faults. A checkpoint is
+    read up to `limits.max_checkpoint_bytes`."""
+
+    limits: Limits = DEFAULT_LIMITS
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
 
     def mkdir_all(self, path: str) -> None:
         """Create the folder unless something already exists there (FileStore's ensureDirectory
@@ -79,27 +86,23 @@ class FileOps:
         os.remove(path)
 
     def read_file(self, path: str) -> bytes:
-        """A whole file's bytes."""
-        from kubeinputs.limits import read_bytes
-
-        return read_bytes(path, limit_name="max_checkpoint_bytes")
+        """A whole file's bytes (up to max_checkpoint_bytes)."""
+        return read_bytes(path, limits=self.limits, limit_name="max_checkpoint_bytes")
 
     def list_dir(self, path: str) -> list[str]:
         """The names in a folder."""
         return os.listdir(path)
 
 
-def read_checkpoint_file(path: str) -> bytes | None:
+def read_checkpoint_file(path: str, limits: Limits = DEFAULT_LIMITS) -> bytes | None:
     """The bytes of a checkpoint file a tool reads (never writes), None when nothing is there.
 
     What is there but is no readable checkpoint is an InputError naming the path, worded as
     `checkpoint inspect|verify` word it: a folder, a FIFO (never opened), a file past the
     max_checkpoint_bytes limit (also a symbolic link to /dev/zero or /dev/urandom), a symbolic
     link loop, a permission problem. A dangling symbolic link is nothing there, as for kubelet."""
-    from kubeinputs.limits import read_bytes
-
     try:
-        return read_bytes(path, limit_name="max_checkpoint_bytes")
+        return read_bytes(path, limits=limits, limit_name="max_checkpoint_bytes")
     except InputError as err:
         raise InputError("", err.reason, path) from None
     except FileNotFoundError:

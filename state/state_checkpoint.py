@@ -16,19 +16,18 @@ Restore rules (NewCheckpointState / restoreState):
 from __future__ import annotations
 
 import logging
-import os
-from contextlib import contextmanager
 from typing import Optional, Sequence
 
 from kubeinputs import gojson
 from kubeinputs.goformat import go_quote
 from state.checkpoint import DEFAULT_WRITE_FORMAT, FORMATS, LoadedCheckpoint, read_checkpoint
-from state.checkpoint_errors import CheckpointError, CheckpointNotFoundError
+from state.checkpoint_errors import CheckpointError
 from state.checkpoint_writer import encode_checkpoint
-from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
+from state.checkpoint_manager import CheckpointManager, FileOps
+from state.checkpoint_store import CheckpointStore, go_join, open_checkpoint_manager  # noqa: F401 (go_join: tools')
 from kubeinputs.checksum import FNVMemo
 from state.state import State
-from state.state_mem import MemoryState
+from state.state_mem import MemoryState, in_memory_copy
 from state.types import Block, ContainerMemoryAssignments, NUMANodeMap, PodMemoryAssignments
 
 
@@ -37,12 +36,6 @@ log = logging.getLogger("memorymanager.state")
 
 class StateError(Exception):
     """The checkpoint-backed state could not be created; str() is kubelet's full message."""
-
-
-def go_join(directory: str, name: str) -> str:
-    """filepath.Join: joined and cleaned."""
-    path = os.path.normpath(os.path.join(directory, name))
-    return "/" + path.lstrip("/") if path.startswith("//") else path
 
 
 def restore_error(path: str, reason: object) -> StateError:
@@ -87,8 +80,9 @@ def check_loadable(loaded: LoadedCheckpoint, policy_name: Optional[str], path: s
         )
 
 
-class CheckpointState(State):
-    """State backed by a checkpoint file; readers return copies, writers persist at once."""
+class CheckpointState(CheckpointStore, State):
+    """State backed by a checkpoint file (`checkpoint_store.CheckpointStore`); readers return copies,
+    writers persist at once."""
 
     def __init__(
         self,
@@ -100,38 +94,24 @@ class CheckpointState(State):
         write_format: str = DEFAULT_WRITE_FORMAT,
     ):
         """A store over `manager`'s folder; call restore() before use."""
-        if write_format not in FORMATS:
-            raise ValueError(f"unknown checkpoint format {write_format!r}: expected one of {', '.join(FORMATS)}")
+        super().__init__(manager, checkpoint_name, policy_name, write_format, FORMATS, log)
         self._cache = MemoryState()
-        self._manager = manager
-        self.checkpoint_name = checkpoint_name
-        self.policy_name = policy_name
         self.pod_level_resource_managers = pod_level_resource_managers
-        self.write_format = write_format
-        self.restored_format: Optional[str] = None  # v1/v2/v3, or None when created fresh
         self._pod_pieces: dict = {}  # pod UID -> encoded texts of its entries (see encode_checkpoint)
-        self._deferring = 0  # > 0 inside deferred_writes(): writes wait for its end
-        self._dirty = False
-        self.last_store_error: Optional[Exception] = None
         self._checksum_memo = FNVMemo()  # checksums of unchanged pieces, from one write to the next
 
-    @property
-    def path(self) -> str:
-        """The checkpoint file's path, as kubelet prints it."""
-        return go_join(self._manager.store.directory, self.checkpoint_name)
+    def __deepcopy__(self, memo: dict) -> MemoryState:
+        """A copy of the store is its content held in memory (`in_memory_copy`): the file, and every
+        later write of it, stay the original's (a copy of a node, `SimulatedNode.fork`)."""
+        return in_memory_copy(self)
 
-    def restore(self) -> None:
-        """restoreState: load the file, or create it when missing. Raises StateError."""
-        try:
-            blob = self._manager.read_blob(self.checkpoint_name)
-        except CheckpointNotFoundError:
-            try:
-                self._store()
-            except StoreError as err:
-                raise restore_error(self.path, err) from err
-            return
-        except StoreError as err:
-            raise restore_error(self.path, err) from err
+    def _restore_error(self, reason: object) -> StateError:
+        """kubelet's wrapper around a restore failure of the memory manager's checkpoint."""
+        return restore_error(self.path, reason)
+
+    def _load(self, blob: bytes) -> None:
+        """restoreState after reading: the v3 -> v2 -> v1 fallback, the policy name, the nil tables kubelet
+        crashes on; then the cache holds the state."""
         try:
             loaded = read_checkpoint(blob)
         except (CheckpointError, gojson.GoJSONError) as err:
@@ -159,39 +139,6 @@ class CheckpointState(State):
             memo=self._checksum_memo,
             pod_pieces=self._pod_pieces,
         )
-
-    @contextmanager
-    def deferred_writes(self):
-        """Inside: the writers change the state but the file is written once, at the end (if anything
-        changed). kubelet writes after every change; the simulated node defers within one pod's
-        admission or removal, so that a pod of n containers costs one write, not n writes of O(n) bytes.
-        The file after the block is the one kubelet leaves after the same calls; a crash inside it
-        leaves the state before them (kubelet's file would hold a prefix of the pod's containers,
-        which restart clears as stale state all the same)."""
-        self._deferring += 1
-        try:
-            yield self
-        finally:
-            self._deferring -= 1
-            if self._deferring == 0 and self._dirty:
-                self._dirty = False
-                self._store_logged()
-
-    def _store(self) -> None:
-        """Write the whole checkpoint (raises on failure)."""
-        self._manager.write_blob(self.checkpoint_name, self.checkpoint_bytes())
-
-    def _store_logged(self) -> None:
-        """Write the checkpoint; a failure is logged and remembered, as kubelet does."""
-        if self._deferring:
-            self._dirty = True
-            return
-        try:
-            self._store()
-            self.last_store_error = None
-        except (StoreError, OSError) as err:
-            self.last_store_error = err
-            log.error("Failed to store state to checkpoint: %s", err)
 
     # readers
 
@@ -290,10 +237,7 @@ def new_checkpoint_state(
     `write_format` picks the format written (v1, v2, v3; default what kubelet v1.37 writes,
     v3); `ops` replaces the file system calls (tests). Raises StateError with kubelet's text.
     """
-    try:
-        manager = CheckpointManager(state_dir, ops)
-    except StoreError as err:
-        raise StateError(f"failed to initialize checkpoint manager: {err}") from err
+    manager = open_checkpoint_manager(state_dir, ops, StateError)
     state = CheckpointState(
         manager,
         checkpoint_name,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from state.state import State
+from state.state import Reader, State
 from state.types import (
     Block,
     ContainerMemoryAssignments,
@@ -123,3 +123,14 @@ class MemoryState(State):
         self._machine_state = {}
         self._assignments = {}
         self._pod_assignments = {}
+
+
+def in_memory_copy(state: Reader) -> MemoryState:
+    """A store held in memory with a copy of `state`'s content (machine state, container and pod-level
+    assignments): what a copy of a node keeps, never reaching the original's checkpoint file.
+    Cost: O(state)."""
+    copy = MemoryState()
+    copy.set_machine_state(state.get_machine_state())
+    copy.set_memory_assignments(state.get_memory_assignments())
+    copy.set_pod_memory_assignments(state.get_pod_memory_assignments())
+    return copy

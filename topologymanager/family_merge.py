@@ -55,10 +55,10 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from topologymanager.errors import BoundedWorkError
-from topologymanager.fast_merge import best_non_preferred, fitter_key_for, preferred_candidates
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily, WorkBudget, bits_of, monotone_members
 from topologymanager.merge import max_of_min_affinity_counts
+from topologymanager.merge_order import best_non_preferred, fitter_key_for, preferred_candidates
 from topologymanager.numa_info import NUMAInfo
 from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
 

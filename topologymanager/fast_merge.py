@@ -58,14 +58,15 @@ there. Worked example (2 nodes, default mask 0b11):
 from __future__ import annotations
 
 from operator import add, sub
-from typing import Optional, Sequence
+from typing import Sequence
 
 from topologymanager.errors import BoundedWorkError
+from topologymanager.family_merge import family_merge_hints
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 from topologymanager.merge import max_of_min_affinity_counts
+from topologymanager.merge_order import best_non_preferred, fitter_key_for, preferred_candidates
 from topologymanager.numa_info import NUMAInfo
-from topologymanager.policy import POLICY_SINGLE_NUMA_NODE
 
 
 # Above this many NUMA nodes, or when a list is a hint family, `family_merge` answers instead
@@ -87,9 +88,7 @@ def fast_merge_hints(
     Same signature and result as `reference_merge.reference_merge_hints`.
     """
     if len(numa_info.nodes) > FAST_MERGE_MAX_NODES or any(isinstance(h, HintFamily) for h in hint_lists):
-        from topologymanager.family_merge import family_merge_hints  # 2^n counters would not fit
-
-        try:
+        try:  # 2^n counters would not fit
             return family_merge_hints(numa_info, hint_lists, policy_name, prefer_closest)
         except BoundedWorkError:
             if len(numa_info.nodes) > COUNTING_FALLBACK_MAX_NODES:
@@ -111,65 +110,6 @@ def fast_merge_hints(
         return TopologyHint(default, False)
     best = best_non_preferred(produced, max_of_min_affinity_counts(hint_lists), fitter_key)
     return TopologyHint(best, False)
-
-
-def preferred_candidates(default: int, hint_lists: Sequence[Sequence[TopologyHint]]) -> set[int]:
-    """The non-empty merged masks of every preferred combination.
-
-    A combination is preferred when all its hints are preferred and all its non-nil
-    affinities equal one mask M; its merged mask is then `default & M` (or `default`
-    when every hint chosen is nil).
-    """
-    offered: list[set[int]] = []  # per list: raw masks of its preferred non-nil hints
-    any_node: list[bool] = []  # per list: has a preferred nil ("any node") hint
-    for hints in hint_lists:
-        masks = {h.numa_node_affinity for h in hints if h.preferred and h.numa_node_affinity is not None}
-        offered.append(masks)
-        any_node.append(any(h.preferred and h.numa_node_affinity is None for h in hints))
-
-    result: set[int] = set()
-    if all(any_node) and default:
-        result.add(default)
-    for mask in set().union(*offered) if offered else ():
-        if all(mask in masks or nil for masks, nil in zip(offered, any_node)):
-            merged = default & mask
-            if merged:
-                result.add(merged)
-    return result
-
-
-def best_non_preferred(produced: set[int], best_count: int, fitter_key) -> int:
-    """What kubelet's non-preferred `compare` fold ends on, from the set of produced masks.
-
-    `best_count` is BestNonPreferredAffinityCount (B): exactly B nodes if possible,
-    else the most nodes below B, else the fewest above B; ties to the fitter mask.
-    """
-    return min(produced, key=lambda mask: (non_preferred_rank(mask, best_count), fitter_key(mask)))
-
-
-def fitter_key_for(numa_info: NUMAInfo, policy_name: str, prefer_closest: bool):
-    """The key by which a merged mask is fitter than another (smaller is fitter): fewer nodes,
-    then lower average distance (prefer-closest, not single-numa-node), then lower value.
-    kubelet's compareNumaAffinityMasks, as a sort key."""
-    uses_distance = prefer_closest and policy_name != POLICY_SINGLE_NUMA_NODE
-
-    def fitter_key(mask: int) -> tuple[int, float, int]:
-        """(node count, average distance or 0, mask value)."""
-        distance = numa_info.calculate_average_for(mask) if uses_distance else 0.0
-        return (mask.bit_count(), distance, mask)
-
-    return fitter_key
-
-
-def non_preferred_rank(mask: int, best_count: int) -> tuple[int, int]:
-    """Where a non-preferred merged mask stands before fitness is compared (smaller wins):
-    (0, 0) exactly `best_count` nodes; (1, -count) fewer (the most nodes first); (2, 0) more."""
-    count = mask.bit_count()
-    if count == best_count:
-        return (0, 0)
-    if count < best_count:
-        return (1, -count)
-    return (2, 0)
 
 
 def produced_masks(nodes: Sequence[int], default: int, hint_lists: Sequence[Sequence[TopologyHint]]) -> set[int]:
@@ -230,7 +170,6 @@ class Compaction:
     def __init__(self, nodes: Sequence[int]):
         self.nodes: list[int] = sorted(set(nodes))
         self.contiguous = self.nodes == list(range(len(self.nodes)))
-        self._back: Optional[dict[int, int]] = None
 
     def to_compact(self, mask: int) -> int:
         """A NUMA mask (bits outside the machine already dropped) as a compact mask."""

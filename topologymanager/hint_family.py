@@ -187,7 +187,8 @@ def _two_or_more(mask: int) -> bool:
 
 
 class HintFamily:
-    """A provider's hint list given by rules. Subclasses fill in the structure (see module doc).
+    """A provider's hint list given by rules: its structure (see module doc), the same for every
+    provider (each names its family: `MemoryHintFamily`, `CPUHintFamily`, `DeviceHintFamily`).
 
     It behaves as a read-only sequence of TopologyHint in kubelet's order (iteration is lazy;
     `len` counts without listing, or raises BoundedWorkError); `hint in family` is a
@@ -200,6 +201,16 @@ class HintFamily:
     weights: dict[int, tuple[int, ...]]  # NUMA id of U -> weight vector
     capacity: Optional[tuple[int, ...]]  # None: no monotone part
     preferred_width: Optional[int]
+
+    def __init__(self, nodes: int, explicit: Sequence[int], universe: int, weights: dict[int, tuple[int, ...]],
+                 capacity: Optional[tuple[int, ...]], preferred_width: Optional[int]):
+        """The family of these parts (explicit members deduplicated and sorted)."""
+        self.nodes = nodes
+        self.explicit = tuple(sorted(set(explicit)))
+        self.universe = universe
+        self.weights = weights
+        self.capacity = capacity
+        self.preferred_width = preferred_width
 
     # ----- membership -------------------------------------------------------------------------
 
@@ -381,17 +392,3 @@ class HintFamily:
 
 class StructuredFamily(HintFamily):
     """A family given directly by its parts (tests, injected providers)."""
-
-    def __init__(self, nodes: int, explicit: Sequence[int], universe: int, weights: dict[int, tuple[int, ...]],
-                 capacity: Optional[tuple[int, ...]], preferred_width: Optional[int]):
-        self.nodes = nodes
-        self.explicit = tuple(sorted(set(explicit)))
-        self.universe = universe
-        self.weights = weights
-        self.capacity = capacity
-        self.preferred_width = preferred_width
-
-
-def is_family(hints: object) -> bool:
-    """Whether a provider's hint list is a family."""
-    return isinstance(hints, HintFamily)

@@ -9,8 +9,9 @@ meaning in kubelet by being nil or empty (see `merge.filter_providers_hints`):
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import Optional, Protocol, runtime_checkable
 
+from kubeinputs.pod import Container, Pod
 from topologymanager.hint import TopologyHint
 
 # One provider's answer: resource name -> hints (None = no preference).
@@ -23,12 +24,12 @@ class HintProvider(Protocol):
     pod objects; the topology manager reads only `pod.uid`, `pod.init_containers`,
     `pod.containers`, `pod.resources` and `container.name`."""
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
         """Hints for one container (container scope)."""
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
         """Hints for the whole pod (pod scope)."""
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """Allocate resources for a container once its hint is stored; raise to refuse."""
 

@@ -12,16 +12,19 @@ TopologyManagerError with kubelet's message:
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
 from topologymanager.admission import PodAdmitResult
 from topologymanager.errors import NUMAInfoError, TopologyManagerError
 from kubeinputs.features import FeatureGates
+from kubeinputs.machine import Node
+from kubeinputs.pod import Container, Pod
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import HintProvider
 from topologymanager.fast_merge import fast_merge_hints
 from topologymanager.merge import MergeFn
 from topologymanager.numa_info import NUMAInfo, new_numa_info
+from topologymanager.observer import NO_OBSERVER, Observer
 from topologymanager.policy import POLICY_BEST_EFFORT, POLICY_NONE, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE, Policy
 from topologymanager.policy_best_effort import BestEffortPolicy
 from topologymanager.policy_options import PolicyOptions, new_policy_options
@@ -47,10 +50,11 @@ class Manager:
 
     def __init__(self, scope: Scope, numa_info: Optional[NUMAInfo] = None,
                  policy_options: Optional[PolicyOptions] = None) -> None:
-        """Wrap a scope (use new_manager to build one from configuration)."""
+        """Wrap a scope (use new_manager to build one from configuration); it reports to the scope's observer."""
         self.scope = scope
         self.numa_info = numa_info
         self.policy_options = policy_options
+        self.observer = scope.observer
 
     @property
     def scope_name(self) -> str:
@@ -65,11 +69,15 @@ class Manager:
         """Register a hint provider (consulted in registration order)."""
         self.scope.add_hint_provider(provider)
 
-    def admit(self, pod: Any) -> PodAdmitResult:
-        """kubelet's Admit: merge, store and allocate per the scope; the admission result."""
-        return self.scope.admit(pod)
+    def admit(self, pod: Pod) -> PodAdmitResult:
+        """kubelet's Admit: merge, store and allocate per the scope; the admission result (reported to
+        the observer before and after, where kubelet counts the request and times it)."""
+        self.observer.admission_started(pod)
+        result = self.scope.admit(pod)
+        self.observer.admission_done(pod, result)
+        return result
 
-    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+    def add_container(self, pod: Pod, container: Container, container_id: str) -> None:
         """Record the container ID of an admitted container."""
         self.scope.add_container(pod, container, container_id)
 
@@ -94,27 +102,29 @@ def new_policy(name: str, numa_info: NUMAInfo, opts: PolicyOptions, merge_fn: Op
     raise TopologyManagerError(f'unknown policy: "{name}"')
 
 
-def new_scope(name: str, policy: Policy, feature_gates: FeatureGates) -> Scope:
+def new_scope(name: str, policy: Policy, feature_gates: FeatureGates, observer: Observer = NO_OBSERVER) -> Scope:
     """The scope called `name`; `unknown scope: "x"` otherwise."""
     if name == CONTAINER_TOPOLOGY_SCOPE:
-        return ContainerScope(policy, feature_gates)
+        return ContainerScope(policy, feature_gates, observer)
     if name == POD_TOPOLOGY_SCOPE:
-        return PodScope(policy, feature_gates)
+        return PodScope(policy, feature_gates, observer)
     raise TopologyManagerError(f'unknown scope: "{name}"')
 
 
 def new_manager(
-    topology: Optional[Iterable[Any]],
+    topology: Optional[Iterable[Node]],
     policy_name: str,
     scope_name: str,
     policy_options: Optional[Mapping[str, str]] = None,
     feature_gates: Optional[FeatureGates] = None,
     merge_fn: Optional[MergeFn] = None,
+    observer: Observer = NO_OBSERVER,
 ) -> Manager:
-    """kubelet's NewManager. `topology`: cadvisor nodes (objects with `.node_id`, `.distances`)."""
+    """kubelet's NewManager. `topology`: cadvisor nodes (objects with `.node_id`, `.distances`);
+    `observer` hears what the manager decides (`topologymanager.observer`)."""
     gates = feature_gates if feature_gates is not None else FeatureGates()
     if policy_name == POLICY_NONE:
-        return Manager(NoneScope(gates))
+        return Manager(NoneScope(gates, observer))
     opts = new_policy_options(policy_options, gates)
     try:
         numa_info = new_numa_info(topology or [], opts.prefer_closest_numa)
@@ -123,5 +133,5 @@ def new_manager(
     if len(numa_info.nodes) > opts.max_allowable_numa_nodes:
         raise TopologyManagerError(f"unsupported on machines with more than {opts.max_allowable_numa_nodes} NUMA Nodes")
     policy = new_policy(policy_name, numa_info, opts, merge_fn)
-    scope = new_scope(scope_name, policy, gates)
+    scope = new_scope(scope_name, policy, gates, observer)
     return Manager(scope, numa_info, opts)

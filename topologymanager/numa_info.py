@@ -6,8 +6,9 @@ this module does not import the memory manager, it only reads those two attribut
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
+from kubeinputs.machine import Node
 from topologymanager import bitmask
 from topologymanager.errors import NUMAInfoError
 
@@ -75,7 +76,7 @@ def calculate_average_for(distances: dict[int, Optional[list[int]]], mask: int) 
     return total / n
 
 
-def new_numa_info(topology: Iterable[Any], prefer_closest: bool) -> NUMAInfo:
+def new_numa_info(topology: Iterable[Node], prefer_closest: bool) -> NUMAInfo:
     """kubelet's NewNUMAInfo: node ids in the order given; distance rows only with prefer-closest.
 
     With prefer-closest, a node without distances is `error getting NUMA distances from cadvisor`.

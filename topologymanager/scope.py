@@ -10,14 +10,15 @@ Pods are duck-typed: `pod.uid`, `pod.init_containers`, `pod.containers`,
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from topologymanager.admission import PodAdmitResult
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from kubeinputs.limits import WorkLimitError
-from kubeinputs.pod import is_pod_level_resources_set
+from kubeinputs.pod import Container, Pod, is_pod_level_resources_set
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import HintProvider
+from topologymanager.observer import NO_OBSERVER, Observer
 from topologymanager.policy import Policy
 
 CONTAINER_TOPOLOGY_SCOPE = "container"
@@ -25,7 +26,7 @@ POD_TOPOLOGY_SCOPE = "pod"
 NONE_TOPOLOGY_SCOPE = "none"
 
 
-def all_containers(pod: Any) -> list[Any]:
+def all_containers(pod: Pod) -> list[Container]:
     """Init containers, then app containers, in spec order (kubelet's admission order)."""
     return [*(pod.init_containers or []), *(pod.containers or [])]
 
@@ -35,9 +36,12 @@ class Scope:
 
     name: str = ""
 
-    def __init__(self, policy: Policy, feature_gates: Optional[FeatureGates] = None) -> None:
-        """A scope merging with `policy`; `feature_gates` decide the pod-level path (v1.37 defaults if None)."""
+    def __init__(self, policy: Policy, feature_gates: Optional[FeatureGates] = None,
+                 observer: Observer = NO_OBSERVER) -> None:
+        """A scope merging with `policy`; `feature_gates` decide the pod-level path (v1.37 defaults if None);
+        `observer` hears each merge and alignment."""
         self.policy = policy
+        self.observer = observer
         self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
         self.hint_providers: list[HintProvider] = []
         self.pod_topology_hints: dict[str, dict[str, TopologyHint]] = {}
@@ -57,7 +61,7 @@ class Scope:
         """The policy this scope merges with."""
         return self.policy
 
-    def uses_pod_level_allocation(self, pod: Any) -> bool:
+    def uses_pod_level_allocation(self, pod: Pod) -> bool:
         """Whether this pod takes the KEP-5526 path (PodLevelResourceManagers gate on and pod-level resources set)."""
         return self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE) and is_pod_level_resources_set(pod)
 
@@ -67,7 +71,7 @@ class Scope:
         self.hint_providers.append(provider)
 
     # --- container bookkeeping ------------------------------------------------------------
-    def add_container(self, pod: Any, container: Any, container_id: str) -> None:
+    def add_container(self, pod: Pod, container: Container, container_id: str) -> None:
         """Remember which (pod, container) a container ID belongs to."""
         self.container_map[container_id] = (str(pod.uid), container.name)
 
@@ -88,7 +92,7 @@ class Scope:
             del self.pod_topology_hints[pod_uid]
 
     # --- allocation ------------------------------------------------------------------------
-    def allocate_aligned_resources(self, pod: Any, container: Any) -> Optional[Exception]:
+    def allocate_aligned_resources(self, pod: Pod, container: Container) -> Optional[Exception]:
         """Call allocate on every provider in order; the first error is returned (not raised)."""
         for provider in self.hint_providers:
             try:
@@ -99,6 +103,6 @@ class Scope:
                 return err
         return None
 
-    def admit(self, pod: Any) -> PodAdmitResult:
+    def admit(self, pod: Pod) -> PodAdmitResult:
         """Admit or reject `pod`; allocations already made are not rolled back on rejection."""
         raise NotImplementedError

@@ -11,8 +11,9 @@ With the `PodLevelResourceManagers` feature gate on and pod-level resources set
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
+from kubeinputs.pod import Pod
 from topologymanager.admission import (
     POD_SCOPE_POD_LEVEL_REJECTION,
     PodAdmitResult,
@@ -22,6 +23,8 @@ from topologymanager.admission import (
 )
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import NUMA_NODE
+from topologymanager.policy import is_alignment_guaranteed
 from topologymanager.scope import POD_TOPOLOGY_SCOPE, Scope, all_containers
 
 
@@ -30,19 +33,26 @@ class PodScope(Scope):
 
     name = POD_TOPOLOGY_SCOPE
 
-    def accumulate_providers_hints(self, pod: Any) -> list[ProviderHints]:
+    def accumulate_providers_hints(self, pod: Pod) -> list[ProviderHints]:
         """Every provider's pod-level hints, in registration order."""
         return [provider.get_pod_topology_hints(pod) for provider in self.hint_providers]
 
-    def calculate_affinity(self, pod: Any) -> tuple[TopologyHint, bool]:
-        """The policy's merged hint and admit decision for the whole pod."""
-        return self.policy.merge(self.accumulate_providers_hints(pod))
+    def calculate_affinity(self, pod: Pod) -> tuple[TopologyHint, bool]:
+        """The policy's merged hint and admit decision for the whole pod (reported: "Best TopologyHint")."""
+        providers_hints = self.accumulate_providers_hints(pod)
+        best, admit = self.policy.merge(providers_hints)
+        self.observer.hints_merged(pod, None, providers_hints, best, admit)
+        return best, admit
 
-    def admit(self, pod: Any) -> PodAdmitResult:
-        """One merge; then store the hint for every container and allocate."""
+    def admit(self, pod: Pod) -> PodAdmitResult:
+        """One merge; then store the hint for every container and allocate; under a policy that
+        guarantees alignment, the pod's alignment (or the refusal) is reported where kubelet counts it."""
         best, admit = self.calculate_affinity(pod)
         pod_level = self.uses_pod_level_allocation(pod)
+        aligned = is_alignment_guaranteed(self.policy)
         if not admit:
+            if aligned:
+                self.observer.alignment(self.name, NUMA_NODE, False)
             if pod_level:
                 return get_pod_admit_result(PodLevelTopologyAffinityError(POD_SCOPE_POD_LEVEL_REJECTION))
             return get_pod_admit_result(TopologyAffinityError())
@@ -57,9 +67,11 @@ class PodScope(Scope):
             err = self.allocate_pod_aligned_resources(pod)
             if err is not None:
                 return get_pod_admit_result(err)
+        if aligned:
+            self.observer.alignment(self.name, NUMA_NODE, True)
         return get_pod_admit_result(None)
 
-    def allocate_pod_aligned_resources(self, pod: Any) -> Optional[Exception]:
+    def allocate_pod_aligned_resources(self, pod: Pod) -> Optional[Exception]:
         """Call allocate_pod on every provider that has it, in order; the first error is returned."""
         for provider in self.hint_providers:
             allocate_pod = getattr(provider, "allocate_pod", None)

@@ -16,33 +16,26 @@ Restore rules (NewCheckpointState / restoreState):
 from __future__ import annotations
 
 import logging
-import os
-from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Optional
 
 from kubeinputs import gojson
 from kubeinputs.cpuset import CPUSet, CPUSetError
 from kubeinputs.goformat import go_quote
-from state.checkpoint_errors import CheckpointError, CheckpointNotFoundError
-from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
+from state.checkpoint_errors import CheckpointError
+from state.checkpoint_manager import CheckpointManager, FileOps
+from state.checkpoint_store import CheckpointStore, open_checkpoint_manager
 
 from cpumanager.errors import CPUManagerError
 from cpumanager.state.checkpoint import DEFAULT_WRITE_FORMAT, FORMATS, LoadedCheckpoint, encode_checkpoint, \
     read_checkpoint
 from cpumanager.state.state import ContainerCPUAssignments, PodCPUAssignments, State
-from cpumanager.state.state_mem import MemoryState
+from cpumanager.state.state_mem import MemoryState, in_memory_copy
 
 log = logging.getLogger("cpumanager.state")
 
 
 class CPUStateError(CPUManagerError):
     """The checkpoint-backed state could not be created; str() is kubelet's full message."""
-
-
-def go_join(directory: str, name: str) -> str:
-    """filepath.Join: joined and cleaned."""
-    path = os.path.normpath(os.path.join(directory, name))
-    return "/" + path.lstrip("/") if path.startswith("//") else path
 
 
 def restore_error(path: str, reason: object) -> CPUStateError:
@@ -76,42 +69,29 @@ def parse_loaded(loaded: LoadedCheckpoint, policy_name: Optional[str]) -> tuple[
     return default, assignments
 
 
-class CheckpointState(State):
-    """State backed by the checkpoint file; readers serve the cache, writers persist at once."""
+class CheckpointState(CheckpointStore, State):
+    """State backed by the checkpoint file (`state.checkpoint_store.CheckpointStore`); readers serve the
+    cache, writers persist at once."""
 
     def __init__(self, manager: CheckpointManager, checkpoint_name: str, policy_name: str, *,
                  pod_level_resource_managers: bool = False, write_format: str = DEFAULT_WRITE_FORMAT):
         """A store over `manager`'s folder; call restore() before use."""
-        if write_format not in FORMATS:
-            raise ValueError(f"unknown checkpoint format {write_format!r}: expected one of {', '.join(FORMATS)}")
+        super().__init__(manager, checkpoint_name, policy_name, write_format, FORMATS, log)
         self._cache = MemoryState()
-        self._manager = manager
-        self.checkpoint_name = checkpoint_name
-        self.policy_name = policy_name
         self.pod_level_resource_managers = pod_level_resource_managers
-        self.write_format = write_format
-        self.restored_format: Optional[str] = None  # v2/v3/v4, or None when created fresh
-        self._deferring = 0
-        self._dirty = False
-        self.last_store_error: Optional[Exception] = None
 
-    @property
-    def path(self) -> str:
-        """The checkpoint file's path, as kubelet prints it."""
-        return go_join(self._manager.store.directory, self.checkpoint_name)
+    def __deepcopy__(self, memo: dict) -> MemoryState:
+        """A copy of the store is its content held in memory (`in_memory_copy`): the file, and every
+        later write of it, stay the original's (a copy of a node)."""
+        return in_memory_copy(self)
 
-    def restore(self) -> None:
-        """restoreState: load the file, or create it when missing. Raises CPUStateError."""
-        try:
-            blob = self._manager.read_blob(self.checkpoint_name)
-        except CheckpointNotFoundError:
-            try:
-                self._store()
-            except StoreError as err:
-                raise restore_error(self.path, err) from err
-            return
-        except StoreError as err:
-            raise restore_error(self.path, err) from err
+    def _restore_error(self, reason: object) -> CPUStateError:
+        """kubelet's wrapper around a restore failure of the CPU manager's checkpoint."""
+        return restore_error(self.path, reason)
+
+    def _load(self, blob: bytes) -> None:
+        """restoreState after reading: the v4 -> v3 -> v2 fallback, the policy name, every cpuset parsed;
+        then the cache holds the state."""
         try:
             loaded = read_checkpoint(blob, self.pod_level_resource_managers)
             default, assignments = parse_loaded(loaded, self.policy_name)
@@ -130,35 +110,6 @@ class CheckpointState(State):
         pods = cache.get_pod_cpu_assignments() if self.pod_level_resource_managers else {}
         return encode_checkpoint(self.policy_name, cache.get_default_cpu_set(), cache.get_cpu_assignments(), pods,
                                  self.write_format)
-
-    @contextmanager
-    def deferred_writes(self) -> Iterator["CheckpointState"]:
-        """Inside: the writers change the state but the file is written once, at the end (if anything
-        changed); the file after the block is the one kubelet leaves after the same calls."""
-        self._deferring += 1
-        try:
-            yield self
-        finally:
-            self._deferring -= 1
-            if self._deferring == 0 and self._dirty:
-                self._dirty = False
-                self._store_logged()
-
-    def _store(self) -> None:
-        """Write the whole checkpoint (raises on failure)."""
-        self._manager.write_blob(self.checkpoint_name, self.checkpoint_bytes())
-
-    def _store_logged(self) -> None:
-        """Write the checkpoint; a failure is logged and remembered, as kubelet does."""
-        if self._deferring:
-            self._dirty = True
-            return
-        try:
-            self._store()
-            self.last_store_error = None
-        except (StoreError, OSError) as err:
-            self.last_store_error = err
-            log.error("Failed to store state to checkpoint: %s", err)
 
     # readers
 
@@ -238,10 +189,7 @@ def new_checkpoint_state(state_dir: str, checkpoint_name: str, policy_name: str,
                          ops: Optional[FileOps] = None) -> CheckpointState:
     """NewCheckpointState: a store restored from (or creating) `<state_dir>/<checkpoint_name>`.
     Raises CPUStateError with kubelet's text."""
-    try:
-        manager = CheckpointManager(state_dir, ops)
-    except StoreError as err:
-        raise CPUStateError(f"failed to initialize checkpoint manager: {err}") from err
+    manager = open_checkpoint_manager(state_dir, ops, CPUStateError)
     state = CheckpointState(manager, checkpoint_name, policy_name,
                             pod_level_resource_managers=pod_level_resource_managers, write_format=write_format)
     state.restore()

@@ -5,7 +5,7 @@ from typing import Optional
 
 from kubeinputs.cpuset import CPUSet
 
-from cpumanager.state.state import ContainerCPUAssignments, PodCPUAssignments, State, clone_assignments
+from cpumanager.state.state import ContainerCPUAssignments, PodCPUAssignments, Reader, State, clone_assignments
 
 
 class MemoryState(State):
@@ -88,3 +88,13 @@ class MemoryState(State):
         self._assignments = {}
         self._pod_assignments = {}
         self._default = CPUSet()
+
+
+def in_memory_copy(state: Reader) -> MemoryState:
+    """A store held in memory with `state`'s content (shared pool, assignments, pod-level sets): what a
+    copy of a node keeps, never reaching the original's checkpoint file. Cost: O(state)."""
+    copy = MemoryState()
+    copy.set_default_cpu_set(state.get_default_cpu_set())
+    copy.set_cpu_assignments(state.get_cpu_assignments())
+    copy.set_pod_cpu_assignments(state.get_pod_cpu_assignments())
+    return copy

@@ -19,6 +19,8 @@ import threading
 from importlib.metadata import version
 from typing import Iterator, Optional, Sequence, TextIO
 
+from memorymanager.cli.common import UsageError, add_limit_flag, human_bytes, limits_of
+
 PROG = "memorymanager"
 
 
@@ -49,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         "scenarios, checkpoints, machine info.",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the version and exit")
+    parser.set_defaults(limit=[])  # the commands without --limit read with the default limits
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
@@ -113,26 +116,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_limit_flag(parser: argparse.ArgumentParser) -> None:
-    """`--limit NAME=N`, repeatable: raise one of the readers' work limits (docs/limits.md)."""
-    parser.add_argument("--limit", action="append", default=[], metavar="NAME=N",
-                        help="raise a work limit (max-file-bytes, max-checkpoint-bytes, max-sysfs-bytes, max-depth, "
-                             "max-yaml-nodes, max-number-digits; for serve also max-request-containers, "
-                             "max-request-init-containers, max-explain-containers, max-request-hints, "
-                             "max-control-queue); see docs/limits.md")
-
-
-def apply_limits(args: argparse.Namespace) -> None:
-    """Apply every `--limit` of the command line (a bad one is a UsageError)."""
-    from kubeinputs import limits
-
-    for assignment in getattr(args, "limit", None) or []:
-        try:
-            limits.set_limit(assignment)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-
-
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     """`memorymanager run`: run, report, and optionally record."""
     from memorymanager.runner.execute import merge_function, run_paths
@@ -140,6 +123,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.in_place and not args.record:
         raise UsageError("--in-place only makes sense with --record")
+    limits = limits_of(args)
     merge_fn = merge_function(args.merge)
     observe_all = bool(args.json or args.record)  # else only what each step's expect names
     written: list[str] = []
@@ -157,15 +141,16 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     if args.metrics:
         from memorymanager.server.metrics import write_scenario_metrics
 
-        report = write_scenario_metrics(args.metrics, lambda: run_paths(
-            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario, observe_all=observe_all))
+        report = write_scenario_metrics(args.metrics, lambda observers: run_paths(
+            args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario, observe_all=observe_all,
+            observers=observers, limits=limits))
     else:
         report = run_paths(args.paths, state_dir=args.state_dir, merge_fn=merge_fn, on_scenario=on_scenario,
-                           observe_all=observe_all)
+                           observe_all=observe_all, limits=limits)
     if args.html:
         from memorymanager.explain.html import write_report
 
-        write_report(args.paths, args.html, merge_fn)
+        write_report(args.paths, args.html, merge_fn, limits)
     if args.json:
         write_json(report, out)
     else:
@@ -180,17 +165,8 @@ def cmd_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
     from memorymanager.cli import checkpoint_cmd as checkpoint_cli
 
     if args.checkpoint_command == "inspect":
-        return checkpoint_cli.inspect(args.path, args.json, out)
-    return checkpoint_cli.verify(args.path, args.policy, out)
-
-
-def human_bytes(n: int) -> str:
-    """A byte count with a binary unit (`64Gi`, `1.5Gi`, `512`)."""
-    for unit, size in (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if n >= size:
-            value = n / size
-            return f"{value:.0f}{unit}" if value == int(value) else f"{value:.1f}{unit}"
-    return str(n)
+        return checkpoint_cli.inspect(args.path, args.json, out, limits_of(args))
+    return checkpoint_cli.verify(args.path, args.policy, out, limits_of(args))
 
 
 def machine_table(obj: dict) -> list[str]:
@@ -222,7 +198,7 @@ def cmd_machine(args: argparse.Namespace, out: TextIO) -> int:
     from kubeinputs.machine import machine_info_to_obj
     from kubeinputs.sysfs import read_machine_info
 
-    obj = machine_info_to_obj(read_machine_info(args.sysfs_root))
+    obj = machine_info_to_obj(read_machine_info(args.sysfs_root, limits_of(args)))
     if args.table:
         for line in machine_table(obj):
             print(line, file=out)
@@ -242,10 +218,6 @@ def _safe_stream(stream: TextIO) -> TextIO:
         except (ValueError, OSError):
             pass
     return stream
-
-
-class UsageError(Exception):
-    """Arguments that parse but do not make sense together."""
 
 
 class Terminated(BaseException):
@@ -306,7 +278,6 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
 
 def _dispatch(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the parsed command."""
-    apply_limits(args)
     if hasattr(args, "handler"):  # commands registered by their own modules
         return args.handler(args, out)
     if args.command == "run":

@@ -18,6 +18,7 @@ from state.checkpoint import CheckpointV1, CheckpointV2, CheckpointV3, read_chec
 from state.checkpoint_errors import CheckpointError
 from kubeinputs.checksum import string_checksum
 from kubeinputs.errors import Error
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.quantity import size_text
 from state.state_checkpoint import StateError, check_loadable, go_join, restore_error
 
@@ -25,13 +26,13 @@ RESOURCE_COLUMNS = (("total", "total"), ("systemReserved", "systemReserved"), ("
                     ("reserved", "reserved"), ("free", "free"))
 
 
-def _read(path: str) -> tuple[Optional[bytes], Optional[str]]:
+def _read(path: str, limits: Limits) -> tuple[Optional[bytes], Optional[str]]:
     """The file's bytes, or a one-line reason why it cannot be read."""
     from kubeinputs.errors import InputError
     from state.checkpoint_manager import read_checkpoint_file
 
     try:
-        blob = read_checkpoint_file(path)
+        blob = read_checkpoint_file(path, limits)
     except InputError as err:
         return None, f"{path}: {err.reason}"
     if blob is None:
@@ -220,10 +221,10 @@ class UnreadableCheckpoint(Error):
     the command's error (exit 2), as for every other path the command line cannot read."""
 
 
-def inspect(path: str, as_json: bool, out: TextIO) -> int:
-    """Show a checkpoint file. Exit 0 when its content could be shown (whatever the checksum
-    verdict), 1 when it is not decodable; a path that cannot be read raises UnreadableCheckpoint."""
-    blob, problem = _read(path)
+def inspect(path: str, as_json: bool, out: TextIO, limits: Limits = DEFAULT_LIMITS) -> int:
+    """Show a checkpoint file (read within `limits`). Exit 0 when its content could be shown (whatever the
+    checksum verdict), 1 when it is not decodable; a path that cannot be read raises UnreadableCheckpoint."""
+    blob, problem = _read(path, limits)
     if blob is None:
         raise UnreadableCheckpoint(problem)
     report = analyse(blob)
@@ -236,10 +237,10 @@ def inspect(path: str, as_json: bool, out: TextIO) -> int:
     return 0 if "nodes" in report else 1
 
 
-def verify(path: str, policy_name: Optional[str], out: TextIO) -> int:
-    """Exit 0 when kubelet v1.37 would load the file (with `policy_name` configured, when
-    given), else 1 with kubelet's reason. A missing file is exit 1 too."""
-    blob, problem = _read(path)
+def verify(path: str, policy_name: Optional[str], out: TextIO, limits: Limits = DEFAULT_LIMITS) -> int:
+    """Exit 0 when kubelet v1.37 would load the file (read within `limits`; with `policy_name` configured,
+    when given), else 1 with kubelet's reason. A missing file is exit 1 too."""
+    blob, problem = _read(path, limits)
     if blob is None:
         print(f"FAIL: {problem}", file=out)
         return 1

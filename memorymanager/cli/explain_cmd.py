@@ -19,6 +19,8 @@ import os
 import sys
 from typing import Optional, TextIO
 
+from memorymanager.cli.common import limits_of
+
 FORMATS = ("text", "json", "html")
 
 
@@ -56,7 +58,8 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
     from memorymanager.explain.walk import EXPLAINED_OPS, walk_scenario
     from memorymanager.runner.scenario import load_scenario
 
-    scenario = load_scenario(args.path)  # ScenarioError: file: path: reason
+    limits = limits_of(args)
+    scenario = load_scenario(args.path, limits)  # ScenarioError: file: path: reason
     if args.step is not None:
         steps = {s.index: s for s in scenario.steps}
         if args.step not in steps:
@@ -64,7 +67,7 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
         if steps[args.step].op not in EXPLAINED_OPS:
             raise ExplainError(f"{args.path}: steps[{args.step}]: a {steps[args.step].op} step; "
                                "only admit and hints steps are explained")
-    view = walk_scenario(scenario, args.step, what_if=args.what_if)
+    view = walk_scenario(scenario, args.step, what_if=args.what_if, limits=limits)
     if args.format == "json":
         return dumps(scenario_document(view, args.step))
     if args.format == "html":
@@ -99,13 +102,14 @@ def _render_start(args: argparse.Namespace) -> str:
     """The start form's output in the chosen format."""
     from memorymanager.explain import start
 
+    limits = limits_of(args)
     if args.node is not None:
-        diagnosis, source = start.start_of_node(args.node, args.kubelet_config), {"node": args.node}
+        diagnosis, source = start.start_of_node(args.node, args.kubelet_config, limits), {"node": args.node}
     elif args.machine is not None:
-        diagnosis = start.start_of_files(args.kubelet_config, args.machine, args.checkpoint)
+        diagnosis = start.start_of_files(args.kubelet_config, args.machine, args.checkpoint, limits)
         source = {"kubelet_config": args.kubelet_config, "machine": args.machine, "checkpoint": args.checkpoint}
     else:
-        diagnosis, source = start.start_of_scenario(args.path), {"scenario": args.path}
+        diagnosis, source = start.start_of_scenario(args.path, limits), {"scenario": args.path}
     if args.format == "json":
         from memorymanager.explain.jsondoc import dumps, start_document
 
@@ -125,7 +129,8 @@ def _render_node(args: argparse.Namespace, color: bool) -> str:
     from memorymanager.explain.live import explain_on_node
 
     kept: dict = {}
-    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept, args.what_if)
+    explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept, args.what_if,
+                                  limits_of(args))
     if args.format == "json":
         from memorymanager.explain.jsondoc import dumps, node_document
 

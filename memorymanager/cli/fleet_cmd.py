@@ -34,7 +34,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     progress.add_argument("--progress", dest="progress", action="store_true", default=None,
                           help="show a progress bar on stderr (default: when stderr is a terminal)")
     progress.add_argument("--no-progress", dest="progress", action="store_false")
-    from memorymanager.cli.app import add_limit_flag
+    from memorymanager.cli.common import add_limit_flag
 
     add_limit_flag(fleet)
     fleet.set_defaults(handler=run)
@@ -42,7 +42,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Load, simulate, report."""
-    from memorymanager.cli.app import UsageError
+    from memorymanager.cli.common import UsageError, limits_of
     from memorymanager.fleet.engines import SCHEDULER_TIMEOUT, EngineError, execute
     from memorymanager.fleet.report import ProgressBar, print_table, write_outputs
     from memorymanager.fleet.spec import load_fleet
@@ -60,11 +60,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     timeout = SCHEDULER_TIMEOUT if args.scheduler_timeout is None else args.scheduler_timeout
     if not 0 < timeout <= 3600:
         raise UsageError("--scheduler-timeout must be more than 0 and at most 3600 seconds")
-    spec = load_fleet(args.fleet)
+    spec = load_fleet(args.fleet, limits_of(args))
     enabled = sys.stderr.isatty() if args.progress is None else args.progress
     reading = ProgressBar(os.path.getsize(spec.trace), enabled, unit="bytes")
     try:
-        events = load_trace(spec.trace, spec.templates, spec.node_names(), reading)
+        events = load_trace(spec.trace, spec.templates, spec.node_names(), reading, spec.limits)
     finally:
         reading.close()
     bar = ProgressBar(len(events) * len(spec.variants), enabled)

@@ -53,20 +53,20 @@ def _options(args: argparse.Namespace) -> "NRTOptions":
 
 
 def _from_scenario(args: argparse.Namespace, name: str) -> dict:
-    from memorymanager.cli.serve_cmd import _scenario_node
+    from memorymanager.cli.common import scenario_node
     from memorymanager.server.host import NodeHost
     from memorymanager.server.nrt import from_host
 
     with tempfile.TemporaryDirectory(prefix="memorymanager-nrt-") as state_dir:
         args.machine = args.kubelet = None
-        node, _, _ = _scenario_node(args, state_dir)
+        node, _, _ = scenario_node(args, state_dir)
         return from_host(NodeHost(node, already_started=True), name, options=_options(args))
 
 
 def _from_socket(args: argparse.Namespace, name: str) -> dict:
     import grpc
 
-    from memorymanager.cli.podresources_cmd import CallError
+    from memorymanager.cli.common import CallError
     from kubeinputs.sysfs import read_machine_info
     from memorymanager.node.api import read_kubelet, read_machine
     from memorymanager.server.nrt import node_resource_topology
@@ -74,7 +74,7 @@ def _from_socket(args: argparse.Namespace, name: str) -> dict:
     from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
 
     machine = read_machine(args.machine) if args.machine else read_machine_info(args.sysfs_root)
-    config = read_kubelet(args.kubelet)
+    config = read_kubelet(args.kubelet)  # nrt has no --limit: the readers keep their defaults
     with grpc.insecure_channel("unix:" + args.socket) as channel:
         stub = v1_grpc.PodResourcesListerStub(channel)
         try:
@@ -89,7 +89,7 @@ def _from_socket(args: argparse.Namespace, name: str) -> dict:
 def _check_same_node(machine, allocatable, args: argparse.Namespace) -> None:
     """Refuse to describe a node whose PodResources server reports NUMA nodes this machine info
     lacks (e.g. `memorymanager serve` of another machine, asked without its --machine)."""
-    from memorymanager.cli.podresources_cmd import CallError
+    from memorymanager.cli.common import CallError
 
     known = {n.node_id for n in machine.topology}
     reported = {int(numa.ID) for block in allocatable.memory for numa in block.topology.nodes}

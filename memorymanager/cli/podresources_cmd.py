@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+from memorymanager.cli.common import CallError
+
+if TYPE_CHECKING:  # grpc and the messages are imported when a call is made
+    from memorymanager.server.protos.v1 import api_pb2 as v1
 
 TIMEOUT_SECONDS = 10.0
-
-
-class CallError(Exception):
-    """A PodResources call that failed; str() names the method, socket, code and message."""
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -43,7 +44,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _bytes(n: int) -> str:
-    from memorymanager.cli.app import human_bytes
+    from memorymanager.cli.common import human_bytes
 
     return human_bytes(n)
 
@@ -64,7 +65,7 @@ def _ids(ids: Any) -> str:
     return cpuset_string(list(ids)) or "-"
 
 
-def pod_lines(pod: Any) -> list[str]:
+def pod_lines(pod: "v1.PodResources") -> list[str]:
     """One pod: `namespace/name`, then a line per container."""
     lines = [f"{pod.namespace}/{pod.name}"]
     if len(pod.memory) or len(pod.cpu_ids):

@@ -23,8 +23,6 @@ import tempfile
 import threading
 from typing import Optional, TextIO
 
-from kubeinputs.errors import InputError
-
 
 # After SIGTERM the node process is stopped at once (its work abandoned unless it was writing); the
 # PodResources calls still in flight get this long.
@@ -48,30 +46,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.set_defaults(handler=run)
 
 
-def _scenario_node(args: argparse.Namespace, state_dir: str):
-    """Run the scenario's steps on a fresh node in `state_dir`; the started Node it leaves."""
-    from memorymanager.node.api import Node, read_kubelet, read_machine
-    from memorymanager.runner.execute import ScenarioRun, prepare_state_dir
-    from memorymanager.runner.scenario import load_scenario
-
-    scenario = load_scenario(args.scenario)
-    if args.machine is not None and read_machine(args.machine) != scenario.machine:
-        raise InputError("--machine", f"describes another machine than the scenario {args.scenario}")
-    if args.kubelet is not None and read_kubelet(args.kubelet) != scenario.kubelet:
-        raise InputError("--kubelet", f"describes another kubelet configuration than the scenario {args.scenario}")
-    prepare_state_dir(scenario, state_dir)
-    node = Node(scenario.machine, scenario.kubelet, state_dir=state_dir)
-    steps = ScenarioRun(scenario, state_dir)
-    steps.node = node.simulated_node  # the scenario drives the node we serve
-    results = steps.run()
-    node._started = True  # the runner started it; starting again would be a kubelet restart
-    failed = sum(1 for r in results if r.failures)
-    return node, len(results), failed
-
-
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Build the node, serve until SIGTERM/SIGINT, stop cleanly."""
-    from memorymanager.cli.app import UsageError
+    from memorymanager.cli.common import UsageError, limits_of, scenario_node
     from memorymanager.node.api import Node
     from memorymanager.server.host import PODS_FILE_NAME, NodeHost
     from memorymanager.server.node_process import GatedFileOps
@@ -84,24 +61,25 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         metrics_address = parse_address(args.metrics_address) if args.metrics_address else None
     except ValueError as exc:
         raise UsageError(f"--metrics-address: {exc}") from None
+    limits = limits_of(args)
     providers = None
     if args.providers:
         from kubeinputs.reader import load_file
 
-        providers = parse_provider_data(load_file(args.providers), args.providers)
+        providers = parse_provider_data(load_file(args.providers, limits), args.providers)
 
     temp: Optional[str] = None
     try:
         if args.scenario is not None:
             state_dir = args.state_dir or tempfile.mkdtemp(prefix="memorymanager-serve-")
             temp = None if args.state_dir else state_dir
-            node, steps, failed = _scenario_node(args, state_dir)
+            node, steps, failed = scenario_node(args, state_dir)
             print(f"scenario {args.scenario}: {steps} steps run, {failed} with unmet expectations", file=out)
             host = NodeHost(node, already_started=True)
         else:
-            node = Node(args.machine, args.kubelet, state_dir=args.state_dir)
+            node = Node(args.machine, args.kubelet, state_dir=args.state_dir, limits=limits)
             host = NodeHost(node, pods_file=os.path.join(args.state_dir, PODS_FILE_NAME) if args.state_dir else None,
-                            file_ops=GatedFileOps())
+                            file_ops=GatedFileOps(limits))
         # the node runs in its own process, control requests in forks of it (docs/grpc.md)
         server = NodeServer(host, args.socket, providers=providers, rate_limit=not args.no_rate_limit,
                             metrics_address=metrics_address, isolate=True)

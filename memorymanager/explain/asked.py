@@ -2,14 +2,14 @@
 pod, in pod scope) asks the Static policy for, or why it asks nothing."""
 from __future__ import annotations
 
-from kubeinputs.features import POD_LEVEL_RESOURCES_GATE
 from typing import Any
 
-from kubeinputs.features import FeatureGates
+from kubeinputs.features import POD_LEVEL_RESOURCES_GATE
 from kubeinputs.pod import Pod
 from kubeinputs.qos import GUARANTEED, get_pod_qos_explained
 from memorymanager.explain.model import Asked, ContainerAsk, PodPart
 from memorymanager.node.simulated_node import POD_SCOPE, SimulatedNode
+from memorymanager.observer import NOT_GUARANTEED, POD_LEVEL_RESOURCES
 from memorymanager.policy import MemoryManagerError
 from memorymanager.policy_static import StaticPolicy
 from memorymanager.requests import (
@@ -28,22 +28,16 @@ def _kind(pod: Pod, container: Any) -> str:
     return "app"
 
 
-def _gates(node: SimulatedNode) -> FeatureGates:
-    """The feature gates the memory manager policy runs with."""
-    policy = node.memory_manager.policy
-    gates = getattr(policy, "feature_gates", None)
-    return gates if gates is not None else FeatureGates.from_config(node.config.feature_gates)
-
-
 def build_asked(node: SimulatedNode, pod: Pod) -> Asked:
     """Part 1: QoS class and the rule behind it; each container's request and why it asks nothing."""
     policy = node.memory_manager.policy
-    gates = _gates(node)
+    gates = node.memory_manager.feature_gates  # the gates the memory manager and its policy run with
     qos, qos_reason = get_pod_qos_explained(pod, gates.enabled(POD_LEVEL_RESOURCES_GATE))
     scope = node.topology_manager.scope.name
     asked = Asked(pod.name, pod.uid, qos, qos_reason, node.memory_manager.policy_name(),
                   node.topology_manager.get_policy().name, scope)
     static = isinstance(policy, StaticPolicy)
+    skip = policy.skip_reason(pod) if static else None  # the policy's own guards, in its order
     for container in pod.all_containers():
         ask = ContainerAsk(container.name, _kind(pod, container), {})
         if not static:
@@ -55,9 +49,9 @@ def build_asked(node: SimulatedNode, pod: Pod) -> Asked:
                 ask.note = f"the request cannot be read: {exc}"
             if ask.note:
                 pass  # the request itself is the problem
-            elif qos != GUARANTEED:
+            elif skip == NOT_GUARANTEED:
                 ask.note = f"the pod is {qos}: the Static policy serves only Guaranteed pods"
-            elif policy._skip_pod_level(pod):
+            elif skip == POD_LEVEL_RESOURCES:
                 ask.note = "the pod sets pod-level resources, which this kubelet's Static policy skips"
             elif (policy.pod_level_resource_managers and is_pod_level_resources_set(pod)
                   and not is_container_equivalent_guaranteed(container)):

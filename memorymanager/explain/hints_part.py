@@ -8,7 +8,7 @@ from typing import Any, Optional
 from kubeinputs.pod import Pod
 from memorymanager.node.render import hint_to_obj
 from memorymanager.explain.model import HintsPart, MaskRow
-from memorymanager.explain.taps import HintCall
+from memorymanager.explain.recorder import HintCall
 from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
 from memorymanager.reference_hints import (
     GROUP_JOINS_SINGLE,
@@ -22,6 +22,7 @@ from memorymanager.reference_hints import (
 from memorymanager.hint_family import family_hints
 from memorymanager.hints import regenerate_hints
 from memorymanager.node.simulated_node import SimulatedNode
+from memorymanager.observer import EMPTY_SHARED_POOL, NOT_GUARANTEED, NOTHING_REQUESTED, POD_LEVEL_RESOURCES
 from memorymanager.policy import MemoryManagerError
 from memorymanager.policy_static import StaticPolicy
 from memorymanager.requests import (
@@ -87,7 +88,8 @@ def build_hints_part(node: SimulatedNode, pod: Pod, call: HintCall) -> HintsPart
     if not isinstance(policy, StaticPolicy):
         part.note = "memory manager policy None gives no hints (no preference)"
         return part
-    if not policy._is_guaranteed(pod):
+    why = call.skipped  # the policy's own reason for answering without looking
+    if why == NOT_GUARANTEED:
         part.note = "the pod is not Guaranteed: no hints (no preference)"
         return part
     try:
@@ -96,17 +98,17 @@ def build_hints_part(node: SimulatedNode, pod: Pod, call: HintCall) -> HintsPart
         part.note = f"the request cannot be read ({exc}): no hints (no preference)"
         return part
     part.requested = requested
-    if policy._skip_pod_level(pod):
+    if why == POD_LEVEL_RESOURCES:
         part.note = "pod-level resources are skipped by this kubelet: no hints (no preference)"
         return part
-    if call.container is None and policy.pod_level_resource_managers and is_pod_level_resources_set(pod):
+    if why == EMPTY_SHARED_POOL:
         try:
             policy.validate_pod_scope_resources(pod)
-        except MemoryManagerError as exc:
+        except MemoryManagerError as exc:  # the policy's words for it
             part.note = f"{exc}: an empty hint list per resource (no NUMA placement possible)"
-            part.consistent = part.hints == {resource: [] for resource in requested}
-            return part
-    if policy.pod_level_resource_managers and not requested:
+        part.consistent = part.hints == {resource: [] for resource in requested}
+        return part
+    if why == NOTHING_REQUESTED:
         part.note = "nothing requested on this path: no hints (no preference)"
         return part
     if held is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 from typing import Optional
 
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from memorymanager.explain import picture
 from memorymanager.explain.model import Explanation, ScenarioView, StepView
 from memorymanager.explain.picture import Palette, legend, picture_svg, picture_width
@@ -201,13 +202,13 @@ def render_start_page(diagnosis: StartDiagnosis, title: str) -> str:
     return _page(title, [body], palette)
 
 
-def write_report(paths: list[str], output: str, merge_fn=None) -> None:
+def write_report(paths: list[str], output: str, merge_fn=None, limits: Limits = DEFAULT_LIMITS) -> None:
     """`memorymanager run --html REPORT`: walk the scenarios again with explanations, write the page."""
     from memorymanager.explain.walk import walk_paths
 
     from kubeinputs.errors import InputError
 
-    page = render_report(walk_paths(list(paths), merge_fn), title="memorymanager run " + " ".join(paths))
+    page = render_report(walk_paths(list(paths), merge_fn, limits), title="memorymanager run " + " ".join(paths))
     try:
         with open(output, "w", encoding="utf-8") as fh:
             fh.write(page)

@@ -19,6 +19,7 @@ from typing import Optional
 from kubeinputs.collector import collector_paused
 from kubeinputs.errors import InputError
 from kubeinputs.kubelet_config import load_kubelet_config_file
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.pod import Container, Pod, load_pod_file
 from kubeinputs.reader import load_file
 from kubeinputs.sysfs import read_machine_info
@@ -59,18 +60,18 @@ def _load_error(path: Path, blob: bytes) -> Optional[InputError]:
     return None
 
 
-def open_live_node(root: str, kubelet_config: Optional[str]) -> SimulatedNode:
-    """A started simulated node for the node under ROOT, its checkpoint held in memory."""
+def open_live_node(root: str, kubelet_config: Optional[str], limits: Limits = DEFAULT_LIMITS) -> SimulatedNode:
+    """A started simulated node for the node under ROOT, its checkpoint held in memory, read within `limits`."""
     sysfs, default_config, checkpoint = kubelet_paths(root)
     if not Path(root).is_dir():
         raise InputError(root, "no such folder (--node takes the root of a node's file system, / for this machine)")
-    machine = read_machine_info(sysfs)
+    machine = read_machine_info(sysfs, limits)
     config_path = Path(kubelet_config) if kubelet_config else default_config
     if not config_path.is_file():
         raise InputError(str(config_path), "no kubelet configuration file here (give one with --kubelet-config)")
-    config = load_kubelet_config_file(str(config_path))
-    blob = read_checkpoint_file(str(checkpoint))
-    node = SimulatedNode(machine, config, str(checkpoint.parent))
+    config = load_kubelet_config_file(str(config_path), limits=limits)
+    blob = read_checkpoint_file(str(checkpoint), limits)
+    node = SimulatedNode(machine, config, str(checkpoint.parent), limits=limits)
     node.file_ops = MemoryFileOps({} if blob is None else {str(checkpoint): blob})
     try:
         node.start()
@@ -86,14 +87,14 @@ def open_live_node(root: str, kubelet_config: Optional[str]) -> SimulatedNode:
 
 def explain_on_node(root: str, pod_path: str, kubelet_config: Optional[str] = None,
                     hints_path: Optional[str] = None, keep: Optional[dict] = None,
-                    what_if: bool = False) -> Explanation:
+                    what_if: bool = False, limits: Limits = DEFAULT_LIMITS) -> Explanation:
     """The explanation of admitting the pod of `pod_path` on the node under ROOT (nothing is written
     there); `keep` receives the node's state after the admission and the pod names by UID; `what_if`
     adds part 6."""
-    pod = load_pod_file(pod_path)
-    hints = load_file(hints_path) if hints_path is not None else None
+    pod = load_pod_file(pod_path, limits=limits)
+    hints = load_file(hints_path, limits) if hints_path is not None else None
     with collector_paused():  # a node of 50,000 containers: see kubeinputs.collector
-        node = open_live_node(root, kubelet_config)
+        node = open_live_node(root, kubelet_config, limits)
         extra = None
         if hints_path is not None:  # their shape is the node's topologyManagerScope's
             try:

@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import math
 from itertools import islice
-from typing import Any, Sequence
+from typing import Sequence
 
 from memorymanager.node.render import hint_to_obj
 from memorymanager.explain.model import MergePart, ProviderList, Rival
-from memorymanager.explain.taps import MergeCall
+from memorymanager.explain.recorder import MergeCall
 from topologymanager import bitmask
-from topologymanager.fast_merge import (
-    fitter_key_for,
-    non_preferred_rank,
-    preferred_candidates,
-    produced_masks,
-)
+from topologymanager.fast_merge import produced_masks
 from topologymanager.family_merge import family_merge_hints
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 from topologymanager.merge import filter_providers_hints, max_of_min_affinity_counts
-from topologymanager.policy import POLICY_NONE, POLICY_SINGLE_NUMA_NODE
+from topologymanager.merge_order import fitter_key_for, non_preferred_rank, preferred_candidates
+from topologymanager.policy import POLICY_NONE, POLICY_SINGLE_NUMA_NODE, Policy
 from topologymanager.policy_single_numa_node import filter_single_numa_hints
 
 MAX_RIVALS = 3
@@ -53,7 +49,7 @@ MAX_LISTED_NODES = 16
 FAMILY_HINTS_SHOWN = 12
 
 
-def _large_merge_part(part: MergePart, policy: Any, filtered: list, call: MergeCall, single: bool) -> MergePart:
+def _large_merge_part(part: MergePart, policy: Policy, filtered: list, call: MergeCall, single: bool) -> MergePart:
     """A merge on a large machine: too many masks to list; the result recomputed by the family merge."""
     result = family_merge_hints(policy.numa_info, filtered, policy.name, bool(policy.opts.prefer_closest_numa))
     default = policy.numa_info.default_affinity_mask()
@@ -92,7 +88,7 @@ def _rank_rule(winner: int, rival: int, best: int, key, uses_distance: bool) -> 
     return f"below BestNonPreferredAffinityCount = {best} ({cw} node(s)) beats above it ({cr})"
 
 
-def build_merge_part(policy: Any, target: str, call: MergeCall) -> MergePart:
+def build_merge_part(policy: Policy, target: str, call: MergeCall) -> MergePart:
     """Part 3 for one merge, recomputed with the fast merge's building blocks."""
     labels = _list_labels(call.providers_hints)
     if policy.name == POLICY_NONE:

@@ -2,7 +2,7 @@
 (bytes taken per node around each real Allocate, re-used init-container memory, machine states)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 from kubeinputs.pod import Pod
 from kubeinputs.qos import GUARANTEED
@@ -16,9 +16,9 @@ from memorymanager.explain.model import (
     MergePart,
     Take,
 )
-from memorymanager.explain.taps import AllocateCall
+from memorymanager.explain.recorder import AllocateCall
 from memorymanager.explain.units import fmt_nodes, fmt_sizes
-from memorymanager.node.simulated_node import SimulatedNode
+from memorymanager.node.simulated_node import AdmitOutcome, SimulatedNode
 from memorymanager.node.render import blocks_to_obj, machine_state_to_obj
 from state.types import NUMANodeMap
 from topologymanager import bitmask
@@ -29,7 +29,7 @@ def _mm_part(explanation: Explanation, target: str) -> Optional[HintsPart]:
     return next((h for h in explanation.hints if h.target == target), None)
 
 
-def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outcome: Any) -> Decision:
+def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outcome: AdmitOutcome) -> Decision:
     """Part 4: kubelet's answer, and one sentence of why."""
     decision = Decision(outcome.admit, outcome.reason, outcome.message, "")
     refused = next((m for m in explanation.merges if not m.admit), None)

@@ -14,6 +14,7 @@ from typing import Optional
 
 from kubeinputs.errors import InputError
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.machine import MachineInfo, load_machine_info
 from kubeinputs.sysfs import read_machine_info
 from memorymanager.explain.live import kubelet_paths
@@ -21,22 +22,22 @@ from memorymanager.node.start_diagnosis import DEFAULT_CHECKPOINT_PATH, StartDia
 from state.checkpoint_manager import read_checkpoint_file
 
 
-def _checkpoint_bytes(path: Path) -> Optional[bytes]:
+def _checkpoint_bytes(path: Path, limits: Limits) -> Optional[bytes]:
     """The checkpoint's bytes, None when there is no file; read as `checkpoint verify` and
     `explain --node` read it (a folder, a FIFO, a link loop or a file past the limit refused)."""
-    return read_checkpoint_file(str(path))
+    return read_checkpoint_file(str(path), limits)
 
 
-def start_of_scenario(path: str) -> StartDiagnosis:
+def start_of_scenario(path: str, limits: Limits = DEFAULT_LIMITS) -> StartDiagnosis:
     """The scenario's first start (its machine, configuration and checkpoint)."""
     from memorymanager.runner.scenario import load_scenario
 
-    scenario = load_scenario(path)  # ScenarioError names the file, the path and the reason
+    scenario = load_scenario(path, limits)  # ScenarioError names the file, the path and the reason
     checkpoint = scenario.checkpoint.encode() if scenario.checkpoint is not None else None
-    return diagnose_start(scenario.machine, scenario.kubelet, checkpoint, DEFAULT_CHECKPOINT_PATH)
+    return diagnose_start(scenario.machine, scenario.kubelet, checkpoint, DEFAULT_CHECKPOINT_PATH, limits)
 
 
-def start_of_node(root: str, kubelet_config: Optional[str]) -> StartDiagnosis:
+def start_of_node(root: str, kubelet_config: Optional[str], limits: Limits = DEFAULT_LIMITS) -> StartDiagnosis:
     """The start of the kubelet of the node under ROOT."""
     if not Path(root).is_dir():
         raise InputError(root, "no such folder (--node takes the root of a node's file system, / for this machine)")
@@ -44,18 +45,23 @@ def start_of_node(root: str, kubelet_config: Optional[str]) -> StartDiagnosis:
     config_path = Path(kubelet_config) if kubelet_config else default_config
     if not config_path.is_file():
         raise InputError(str(config_path), "no kubelet configuration file here (give one with --kubelet-config)")
-    return _diagnose(read_machine_info(sysfs), load_kubelet_config_file(str(config_path)), checkpoint)
+    return _diagnose(read_machine_info(sysfs, limits), load_kubelet_config_file(str(config_path), limits=limits),
+                     checkpoint, limits)
 
 
-def start_of_files(kubelet_config: str, machine: str, checkpoint: Optional[str]) -> StartDiagnosis:
+def start_of_files(kubelet_config: str, machine: str, checkpoint: Optional[str],
+                   limits: Limits = DEFAULT_LIMITS) -> StartDiagnosis:
     """The start of a kubelet with this configuration file, machine file and (optional) checkpoint file."""
     path = Path(checkpoint) if checkpoint else None
     if path is not None and not path.is_file():
         raise InputError(checkpoint, "no such checkpoint file")
-    return _diagnose(load_machine_info(machine), load_kubelet_config_file(kubelet_config), path)
+    return _diagnose(load_machine_info(machine, limits), load_kubelet_config_file(kubelet_config, limits=limits), path,
+                     limits)
 
 
-def _diagnose(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[Path]) -> StartDiagnosis:
+def _diagnose(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[Path],
+              limits: Limits) -> StartDiagnosis:
     """The diagnosis, the checkpoint named by its own path."""
-    blob = _checkpoint_bytes(checkpoint) if checkpoint is not None else None
-    return diagnose_start(machine, config, blob, str(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT_PATH)
+    blob = _checkpoint_bytes(checkpoint, limits) if checkpoint is not None else None
+    return diagnose_start(machine, config, blob, str(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT_PATH,
+                          limits)

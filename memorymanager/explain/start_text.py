@@ -4,8 +4,8 @@ about) and the fixes, each checked by starting a simulated kubelet with it."""
 from __future__ import annotations
 
 from kubeinputs.reader import dump_yaml
-from memorymanager.explain.text import clip
 from memorymanager.explain.units import DERIVATION_HEAD, derivation_lines, fmt_bytes, fmt_nodes
+from memorymanager.explain.wrap import clip
 from memorymanager.node.reservation import EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESERVED, ReservationSum
 from memorymanager.node.start_diagnosis import (ASSIGNMENTS, CELLS, FIX_AS_WRITTEN, FIX_DELETE, FIX_DRIFT_TOLERANCE,
                                                 FIX_POLICY, FIX_RESERVED_MEMORY, NODE, RESOURCE, StartDiagnosis,

@@ -6,14 +6,12 @@ rounded); masks are written like cpusets (`0-1`), preferred hints with a `*`.
 """
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 from memorymanager.explain.model import Explanation, HintsPart, MergePart, ScenarioView, StepView
 from memorymanager.explain.units import DERIVATION_HEAD, derivation_lines, fmt_bytes, fmt_nodes, fmt_sizes
-
-WIDTH = 100
-
+from memorymanager.explain.whatif_text import what_if_lines
+from memorymanager.explain.wrap import WIDTH, clip
 
 class _Style:
     """ANSI styles, or nothing."""
@@ -53,26 +51,6 @@ def _hint_list(hints: Optional[list[dict]]) -> str:
         return " ".join(words)
     preferred = sum(1 for h in hints if h["preferred"])
     return (" ".join(words[:MAX_HINTS_SHOWN]) + f" ... ({len(words)} hints, {preferred} preferred)")
-
-
-_ANSI = re.compile(r"\033\[[0-9;]*m")
-
-
-def _visible(text: str) -> int:
-    """The width of text on a terminal (ANSI styles take no room)."""
-    return len(_ANSI.sub("", text))
-
-
-def clip(text: str, indent: int) -> list[str]:
-    """Wrap a long line at spaces to WIDTH columns, continuation lines indented further."""
-    words, lines, line = text.split(" "), [], " " * indent
-    for word in words:
-        if _visible(line) + _visible(word) + 1 > WIDTH and line.strip():
-            lines.append(line.rstrip())
-            line = " " * (indent + 4)
-        line += word + " "
-    lines.append(line.rstrip())
-    return lines
 
 
 def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
@@ -215,8 +193,6 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
     lines.append("   machine state:")
     lines.extend(_state_lines(alloc.before, alloc.after))
     if e.what_if is not None and what_if:
-        from memorymanager.explain.whatif_text import what_if_lines  # it builds on this module's helpers
-
         lines.extend(what_if_lines(e.what_if))
     return lines
 

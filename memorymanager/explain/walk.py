@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from typing import Any, Callable, Optional
+from typing import Optional
 
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from memorymanager.explain.build import explain_pod
 from memorymanager.explain.model import Explanation, ScenarioView, StepView
 from memorymanager.node.simulated_node import NodeError
 from memorymanager.runner.execute import ScenarioRun, build_provider, error_message, prepare_state_dir
 from memorymanager.runner.scenario import Scenario, Step
 from memorymanager.node.render import assignments_to_obj, machine_state_to_obj
+from topologymanager.merge import MergeFn
 
 EXPLAINED_OPS = ("admit", "hints")
 
@@ -40,14 +42,15 @@ def explain_step(run: ScenarioRun, step: Step, what_if: bool = False) -> Explana
 
 
 def walk_scenario(scenario: Scenario, only_step: Optional[int] = None,
-                  merge_fn: Optional[Callable[..., Any]] = None, what_if: bool = False) -> ScenarioView:
+                  merge_fn: Optional[MergeFn] = None, what_if: bool = False,
+                  limits: Limits = DEFAULT_LIMITS) -> ScenarioView:
     """Run every step; explain admit and hints steps (only step `only_step` when given).
     `merge_fn` is the topology manager merge (None: the production one), as `run --merge` picks it;
-    `what_if` adds part 6 to each explained admission."""
+    `what_if` adds part 6 to each explained admission; the node reads within `limits`."""
     state_dir = tempfile.mkdtemp(prefix="memorymanager-explain-")
     try:
         prepare_state_dir(scenario, state_dir)
-        run = ScenarioRun(scenario, state_dir, merge_fn)
+        run = ScenarioRun(scenario, state_dir, merge_fn, limits=limits)
         if scenario.steps[0].op != "start":
             try:
                 run.node.start()
@@ -75,7 +78,8 @@ def walk_scenario(scenario: Scenario, only_step: Optional[int] = None,
         shutil.rmtree(state_dir, ignore_errors=True)
 
 
-def walk_paths(paths: list[str], merge_fn: Optional[Callable[..., Any]] = None) -> list[ScenarioView]:
+def walk_paths(paths: list[str], merge_fn: Optional[MergeFn] = None,
+               limits: Limits = DEFAULT_LIMITS) -> list[ScenarioView]:
     """Every scenario file named by `paths` (files or folders, as `run` finds them), walked;
     a file that is not a valid scenario becomes a view with its error and no steps."""
     from memorymanager.runner.discover import collect_scenario_files
@@ -87,9 +91,9 @@ def walk_paths(paths: list[str], merge_fn: Optional[Callable[..., Any]] = None) 
             views.append(ScenarioView(path, "", "", [], error=f"{path}: {problem}"))
             continue
         try:
-            scenario = load_scenario(path)
+            scenario = load_scenario(path, limits)
         except ScenarioError as exc:
             views.append(ScenarioView(path, "", "", [], error=str(exc)))
             continue
-        views.append(walk_scenario(scenario, merge_fn=merge_fn))
+        views.append(walk_scenario(scenario, merge_fn=merge_fn, limits=limits))
     return views

@@ -8,7 +8,7 @@ from typing import Optional
 
 from kubeinputs.pod import Pod
 from memorymanager.explain.model import Explanation, HintsPart, MaskShortfall, WhatIf
-from memorymanager.explain.taps import HintCall
+from memorymanager.explain.recorder import HintCall
 from memorymanager.explain.units import fmt_nodes, fmt_sizes
 from memorymanager.node import whatif
 from memorymanager.node.simulated_node import SimulatedNode

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Mapping, Optional
 
 from memorymanager.explain.model import MaskShortfall, WhatIf
-from memorymanager.explain.text import clip
 from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
-from memorymanager.node.api import Admission
+from memorymanager.explain.wrap import clip
+from memorymanager.node.answers import Admission
 from memorymanager.node.whatif import NodeHeadroom
 
 

@@ -48,7 +48,8 @@ class Task:
         return replace(self, events=(), lines=tuple((e.line, e.text) for e in self.events))
 
     def replay_events(self) -> Sequence[Event]:
-        return self.events if self.events or not self.lines else reparse(self.lines, self.spec.trace, self.spec.templates)
+        return self.events if self.events or not self.lines else \
+            reparse(self.lines, self.spec.trace, self.spec.templates, self.spec.limits)
 
 
 def run_task(task: Task) -> TaskResult:
@@ -100,27 +101,26 @@ def run_local(tasks: Sequence[Task], workers: int, progress: Optional[Progress] 
     (progress per finished task)."""
     if workers <= 1 or len(tasks) <= 1:
         return [run_nodes(t.spec, t.spec.variants[t.variant], t.events, t.nodes, progress) for t in tasks]
-    global _INHERITED
     results: dict[int, TaskResult] = {}
     context = _mp_context()
-    forked = context.get_start_method() == "fork"
-    if forked:  # the children inherit the parsed tasks: nothing to pickle or parse again
-        _INHERITED = list(tasks)
-        work, function = list(range(len(tasks))), _run_inherited
+    if context.get_start_method() == "fork":  # the children inherit the parsed tasks: nothing to pickle or parse again
+        work, function, setup = list(range(len(tasks))), _run_inherited, (_inherit, (list(tasks),))
     else:
-        work, function = [t.shippable() for t in tasks], run_task  # type: ignore[assignment]
-    try:
-        with context.Pool(min(workers, len(tasks))) as pool:
-            for task, result in zip(tasks, pool.imap(function, work)):
-                results[task.index] = result
-                if progress is not None:
-                    progress(task.count)
-    finally:
-        _INHERITED = []
+        work, function, setup = [t.shippable() for t in tasks], run_task, (None, ())  # type: ignore[assignment]
+    with context.Pool(min(workers, len(tasks)), *setup) as pool:
+        for task, result in zip(tasks, pool.imap(function, work)):
+            results[task.index] = result
+            if progress is not None:
+                progress(task.count)
     return [results[t.index] for t in tasks]
 
 
-_INHERITED: list[Task] = []
+_INHERITED: list[Task] = []  # a forked pool worker's tasks (set by its initializer; never in the parent)
+
+
+def _inherit(tasks: list[Task]) -> None:
+    """A forked pool worker's initializer: the tasks its parent holds, inherited with the fork (never pickled)."""
+    _INHERITED[:] = tasks
 
 
 def _run_inherited(index: int) -> TaskResult:

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Mapping, Optional
 
 from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, node_capacity
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Container, Pod, ResourceRequirements, aggregate_container_resources
 from kubeinputs.qos import get_pod_qos
@@ -101,8 +102,9 @@ class FleetNode:
     _verdicts: dict[tuple, bool] = field(default_factory=dict)  # FilterAsk.key -> fits, until the node changes
 
     @classmethod
-    def build(cls, name: str, group: str, machine: MachineInfo, config: KubeletConfig) -> "FleetNode":
-        node = Node(machine, config)
+    def build(cls, name: str, group: str, machine: MachineInfo, config: KubeletConfig,
+              limits: Limits = DEFAULT_LIMITS) -> "FleetNode":
+        node = Node(machine, config, limits=limits)
         node.start()
         return cls(name, group, node, node_allocatable(machine, config))
 

@@ -24,7 +24,8 @@ from memorymanager.node.api import Node
 from memorymanager.server.host import ContainerView, PodView, listed_containers
 from kubeinputs.features import POD_LEVEL_RESOURCES_GATE, FeatureGates
 from memorymanager.server import podfingerprint
-from memorymanager.server.nrt import ZoneAmounts, attributes, node_resource_topology, node_zones
+from memorymanager.server.nrt import attributes, node_resource_topology
+from memorymanager.server.nrt_zones import ZoneAmounts, node_zones
 from memorymanager.server.nrt_scanner import ScanOptions, is_watchable
 from memorymanager.server.podresources import ProviderData, container_memory, pod_resources
 from memorymanager.server.protos.v1 import api_pb2 as v1

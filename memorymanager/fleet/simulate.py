@@ -34,7 +34,7 @@ from kubeinputs.pod import Pod
 from memorymanager.fleet.fleetnode import FilterAsk, FleetNode, pod_requests
 from memorymanager.fleet.spec import FleetSpec, NodeGroup, Variant, variant_kubelet
 from memorymanager.fleet.trace import Event
-from memorymanager.node.api import read_kubelet, read_machine
+from memorymanager.node.api import Admission, read_kubelet, read_machine
 
 Progress = Callable[[int], None]
 SHAPES_KEPT = 256  # pod shapes whose first candidate node is remembered (least recently used dropped)
@@ -84,12 +84,26 @@ def _memory_need(pod: Pod, scope: str) -> int:
     return int(max(needs)) if needs else 0
 
 
-class Simulation:
-    """The nodes of one variant (all of them, or a subset) and the replay loop."""
+class SimulationObserver:
+    """What a replay decides, in order, for whoever watches it (a test, a report): each numa-aware filter
+    verdict and each answer kubelet gives. The events do nothing here; an observer overrides them."""
 
-    def __init__(self, spec: FleetSpec, variant: Variant, node_names: Optional[Sequence[str]] = None) -> None:
+    def filtered(self, node: FleetNode, ask: FilterAsk, fits: bool) -> None:
+        """The numa-aware filter's verdict for `ask`'s pod on `node`."""
+
+    def kubelet_answered(self, node: FleetNode, pod: Pod, answer: Admission) -> None:
+        """Kubelet on `node` admitted or refused `pod`."""
+
+
+class Simulation:
+    """The nodes of one variant (all of them, or a subset) and the replay loop; `observer` hears its
+    decisions."""
+
+    def __init__(self, spec: FleetSpec, variant: Variant, node_names: Optional[Sequence[str]] = None,
+                 observer: Optional[SimulationObserver] = None) -> None:
         self.spec = spec
         self.variant = variant
+        self.observer = observer if observer is not None else SimulationObserver()
         wanted = None if node_names is None else set(node_names)
         self.nodes: list[FleetNode] = []
         for group in spec.groups:
@@ -106,9 +120,9 @@ class Simulation:
         self.bound_to: dict[str, str] = {}
 
     def _build_group(self, group: NodeGroup, names: list[str]) -> list[FleetNode]:
-        machine = read_machine(dict(group.machine))
-        config = read_kubelet(variant_kubelet(group, self.variant))
-        return [FleetNode.build(name, group.name, machine, config) for name in names]
+        machine = read_machine(dict(group.machine), self.spec.limits)
+        config = read_kubelet(variant_kubelet(group, self.variant), self.spec.limits)
+        return [FleetNode.build(name, group.name, machine, config, self.spec.limits) for name in names]
 
     # ----- events -----
 
@@ -178,6 +192,7 @@ class Simulation:
                 self.result.refused_needs.append(_memory_need(pod, target_scope(self.nodes)))
                 return
             answer = target.admit(event.key, pod, requests)
+            self.observer.kubelet_answered(target, pod, answer)
             result = self.results[target.name]
             if answer.admitted:
                 result.admitted += 1
@@ -198,6 +213,7 @@ class Simulation:
         if self.spec.placement == "numa-aware":
             predicted = self._filter(node, FilterAsk.of(pod))
         answer = node.admit(event.key, pod, requests)
+        self.observer.kubelet_answered(node, pod, answer)
         result = self.results[node.name]
         if answer.admitted:
             result.admitted += 1
@@ -215,8 +231,10 @@ class Simulation:
     # ----- placement -----
 
     def _filter(self, node: FleetNode, ask: FilterAsk) -> bool:
-        """The numa-aware filter's verdict for the pod `ask` describes, on `node` now."""
-        return node.filter_fits(ask)
+        """The numa-aware filter's verdict for the pod `ask` describes, on `node` now (reported)."""
+        fits = node.filter_fits(ask)
+        self.observer.filtered(node, ask, fits)
+        return fits
 
     def _choose(self, pod: Pod, requests: dict[str, Fraction], tried: set[str]) -> Optional[FleetNode]:
         rule = self.spec.placement

@@ -28,6 +28,7 @@ from typing import Mapping
 from kubeinputs.errors import InputError, check_keys, expect_int, expect_list, expect_map, expect_str, index_path, join_path
 from kubeinputs.machine import machine_info_to_obj
 from kubeinputs.quantity import QuantityError, parse_quantity
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.reader import load_file
 from kubeinputs.synthetic_machine import synthetic_machine
 
@@ -73,6 +74,7 @@ class FleetSpec:
     on_refusal: str
     variants: tuple[Variant, ...]
     path: str = ""
+    limits: Limits = DEFAULT_LIMITS  # the readers' work limits (the trace's, the workers' too)
 
     def node_names(self) -> list[str]:
         """Every node, in fleet order (groups in file order, then index)."""
@@ -87,10 +89,10 @@ def _relative(base: str, path: str) -> str:
     return path if os.path.isabs(path) else os.path.normpath(os.path.join(os.path.dirname(base), path))
 
 
-def read_document(path: str) -> object:
+def read_document(path: str, limits: Limits = DEFAULT_LIMITS) -> object:
     """A YAML/JSON file's document; a read or syntax error names the file."""
     try:
-        return load_file(path)
+        return load_file(path, limits)
     except InputError as exc:
         raise InputError(path, exc.reason) from None
 
@@ -102,34 +104,34 @@ def _check_file(path: str, where: str) -> None:
         raise InputError(where, f"{what}: {path}")
 
 
-def _load_map_file(path: str, where: str) -> dict:
+def _load_map_file(path: str, where: str, limits: Limits) -> dict:
     _check_file(path, where)
-    doc = read_document(path)
+    doc = read_document(path, limits)
     if not isinstance(doc, dict):
         raise InputError(path, "expected a map")
     return doc
 
 
-def _bytes(value: object, where: str) -> int:
+def _bytes(value: object, where: str, limits: Limits) -> int:
     if isinstance(value, bool):
         raise InputError(where, "expected a byte quantity such as 16Gi")
     try:
-        return parse_quantity(value).value_bytes()  # type: ignore[arg-type]
+        return parse_quantity(value, limits.max_number_digits).value_bytes()  # type: ignore[arg-type]
     except (QuantityError, TypeError, ValueError) as exc:
         raise InputError(where, f"expected a byte quantity such as 16Gi: {exc}") from None
 
 
-def _machine(value: object, base: str, where: str) -> dict:
+def _machine(value: object, base: str, where: str, limits: Limits) -> dict:
     """A machine file path, or a synthetic machine's fields; the result is a MachineInfo dict."""
     if isinstance(value, str):
-        return _load_map_file(_relative(base, value), where)
+        return _load_map_file(_relative(base, value), where, limits)
     doc = expect_map(value, where, "a machine file path or {numaNodes, memoryPerNode, ...}")
     check_keys(doc, where, SYNTHETIC_KEYS)
     if "numaNodes" not in doc or "memoryPerNode" not in doc:
         raise InputError(where, "a synthetic machine needs numaNodes and memoryPerNode")
     machine = synthetic_machine(
         expect_int(doc["numaNodes"], join_path(where, "numaNodes"), minimum=1, maximum=64),
-        _bytes(doc["memoryPerNode"], join_path(where, "memoryPerNode")),
+        _bytes(doc["memoryPerNode"], join_path(where, "memoryPerNode"), limits),
         hugepages_2mi=expect_int(doc.get("hugepages2Mi", 0), join_path(where, "hugepages2Mi"), minimum=0),
         hugepages_1gi=expect_int(doc.get("hugepages1Gi", 0), join_path(where, "hugepages1Gi"), minimum=0),
         cores_per_node=expect_int(doc.get("coresPerNode", 8), join_path(where, "coresPerNode"), minimum=1),
@@ -137,36 +139,36 @@ def _machine(value: object, base: str, where: str) -> dict:
     return machine_info_to_obj(machine)
 
 
-def _kubelet(value: object, base: str, where: str) -> dict:
+def _kubelet(value: object, base: str, where: str, limits: Limits) -> dict:
     if value is None:
         return {}
     if isinstance(value, str):
-        return _load_map_file(_relative(base, value), where)
+        return _load_map_file(_relative(base, value), where, limits)
     return dict(expect_map(value, where, "KubeletConfiguration fields or a file path"))
 
 
-def _check_group(group: NodeGroup, where: str) -> None:
+def _check_group(group: NodeGroup, where: str, limits: Limits) -> None:
     """Fail early, naming the group, when kubelet cannot read its machine or configuration or
     refuses to start with them."""
     from memorymanager.node.api import Node, read_kubelet, read_machine
     from memorymanager.node.simulated_node import KubeletStartError
 
     try:
-        machine = read_machine(dict(group.machine))
+        machine = read_machine(dict(group.machine), limits)
     except InputError as exc:
         raise InputError(join_path(where, "machine"), str(exc)) from None
     try:
-        kubelet = read_kubelet(dict(group.kubelet))
+        kubelet = read_kubelet(dict(group.kubelet), limits)
     except InputError as exc:
         raise InputError(join_path(where, "kubelet"), str(exc)) from None
     try:
-        Node(machine, kubelet).start()
+        Node(machine, kubelet, limits=limits).start()
     except KubeletStartError as exc:
         raise InputError(where, f"kubelet does not start on group {group.name!r}: {exc}") from None
 
 
-def parse_fleet(doc: object, path: str) -> FleetSpec:
-    """A fleet document read from `path` (paths inside are relative to it)."""
+def parse_fleet(doc: object, path: str, limits: Limits = DEFAULT_LIMITS) -> FleetSpec:
+    """A fleet document read from `path` (paths inside are relative to it; every reader keeps `limits`)."""
     raw = expect_map(doc, path, "a fleet map (nodes, trace, placement, ...)")
     check_keys(raw, path, FLEET_KEYS)
     name = expect_str(raw.get("name", os.path.splitext(os.path.basename(path))[0]), join_path(path, "name"))
@@ -189,9 +191,9 @@ def parse_fleet(doc: object, path: str) -> FleetSpec:
             raise InputError(join_path(where, "name"), f"duplicate group name {gname!r}")
         seen.add(gname)
         count = expect_int(entry["count"], join_path(where, "count"), minimum=1, maximum=MAX_NODES)
-        group = NodeGroup(gname, count, _machine(entry["machine"], path, join_path(where, "machine")),
-                          _kubelet(entry.get("kubelet"), path, join_path(where, "kubelet")))
-        _check_group(group, where)
+        group = NodeGroup(gname, count, _machine(entry["machine"], path, join_path(where, "machine"), limits),
+                          _kubelet(entry.get("kubelet"), path, join_path(where, "kubelet"), limits))
+        _check_group(group, where, limits)
         groups.append(group)
     if not groups:
         raise InputError(nodes_where, "expected at least one node group")
@@ -210,11 +212,11 @@ def parse_fleet(doc: object, path: str) -> FleetSpec:
     on_refusal = raw.get("onRefusal", "retry")
     if on_refusal not in ON_REFUSAL:
         raise InputError(join_path(path, "onRefusal"), f"unknown value {on_refusal!r}; expected one of: {', '.join(ON_REFUSAL)}")
-    variants = _variants(raw.get("sweep"), groups, join_path(path, "sweep"))
-    return FleetSpec(name, tuple(groups), trace, templates, str(placement), str(on_refusal), variants, path)
+    variants = _variants(raw.get("sweep"), groups, join_path(path, "sweep"), limits)
+    return FleetSpec(name, tuple(groups), trace, templates, str(placement), str(on_refusal), variants, path, limits)
 
 
-def _variants(value: object, groups: list[NodeGroup], where: str) -> tuple[Variant, ...]:
+def _variants(value: object, groups: list[NodeGroup], where: str, limits: Limits) -> tuple[Variant, ...]:
     """The sweep; without one, a single variant `base` (the groups as written)."""
     if value is None:
         return (Variant("base"),)
@@ -234,7 +236,7 @@ def _variants(value: object, groups: list[NodeGroup], where: str) -> tuple[Varia
         overrides = dict(expect_map(entry.get("kubelet"), join_path(vwhere, "kubelet")))
         variant = Variant(vname, overrides)
         for group in groups:
-            _check_group(NodeGroup(group.name, 1, group.machine, variant_kubelet(group, variant)), vwhere)
+            _check_group(NodeGroup(group.name, 1, group.machine, variant_kubelet(group, variant)), vwhere, limits)
         variants.append(variant)
     return tuple(variants)
 
@@ -246,8 +248,8 @@ def variant_kubelet(group: NodeGroup, variant: Variant) -> dict:
     return fields
 
 
-def load_fleet(path: str) -> FleetSpec:
-    """Read and check a fleet file."""
+def load_fleet(path: str, limits: Limits = DEFAULT_LIMITS) -> FleetSpec:
+    """Read and check a fleet file within `limits` (kept in the spec for the trace and the workers)."""
     if not os.path.isfile(path):
         raise InputError(path, "no such file")
-    return parse_fleet(read_document(path), os.path.abspath(path))
+    return parse_fleet(read_document(path, limits), os.path.abspath(path), limits)

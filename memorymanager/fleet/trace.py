@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from kubeinputs.errors import InputError, brief, check_keys, expect_map, expect_str, join_path, type_name
-from kubeinputs.limits import LIMITS, flag
+from kubeinputs.limits import DEFAULT_LIMITS, Limits, flag
 from kubeinputs.pod import Pod, parse_pod
 from kubeinputs.reader import load_json_text
 
@@ -80,9 +80,9 @@ def _manifest(value: object, templates: Mapping[str, Mapping[str, object]], wher
     return pod
 
 
-def _pod(manifest: dict, where: str) -> Pod:
+def _pod(manifest: dict, where: str, limits: Limits = DEFAULT_LIMITS) -> Pod:
     """The event's pod (its UID by the project's one rule, `kubeinputs.pod.default_pod_uid`)."""
-    return parse_pod(manifest, where)
+    return parse_pod(manifest, where, limits=limits)
 
 
 def _delete_key(value: object, where: str) -> str:
@@ -107,7 +107,8 @@ def _time(value: object, where: str) -> float:
     return float(value)
 
 
-def parse_event(obj: object, line: int, where: str, templates: Mapping[str, Mapping[str, object]]) -> Event:
+def parse_event(obj: object, line: int, where: str, templates: Mapping[str, Mapping[str, object]],
+                limits: Limits = DEFAULT_LIMITS) -> Event:
     """One decoded JSON line."""
     doc = expect_map(obj, where, "an event object")
     check_keys(doc, where, EVENT_KEYS)
@@ -121,12 +122,12 @@ def parse_event(obj: object, line: int, where: str, templates: Mapping[str, Mapp
         if node is not None:
             raise InputError(join_path(where, "nodeName"), "only an add is bound to a node")
         return Event(line, float(time), "delete", _delete_key(doc["delete"], join_path(where, "delete")))
-    pod = _pod(_manifest(doc["add"], templates, join_path(where, "add")), join_path(where, "add"))
+    pod = _pod(_manifest(doc["add"], templates, join_path(where, "add")), join_path(where, "add"), limits)
     return Event(line, float(time), "add", f"{pod.namespace}/{pod.name}", pod, node)
 
 
 def parse_trace(lines: Iterable[str], path: str, templates: Mapping[str, Mapping[str, object]],
-                nodes: Iterable[str]) -> list[Event]:
+                nodes: Iterable[str], limits: Limits = DEFAULT_LIMITS) -> list[Event]:
     """The events of a trace, checked and in replay order."""
     known = set(nodes)
     events: list[Event] = []
@@ -135,7 +136,7 @@ def parse_trace(lines: Iterable[str], path: str, templates: Mapping[str, Mapping
         if not text or text.startswith("#"):
             continue
         where = f"{path}:{number}"
-        event = replace(parse_event(load_json_text(text, where), number, where, templates), text=text)
+        event = replace(parse_event(load_json_text(text, where, limits), number, where, templates, limits), text=text)
         if event.node is not None and event.node not in known:
             raise InputError(join_path(where, "nodeName"), f"no node {event.node!r} in the fleet")
         events.append(event)
@@ -154,14 +155,15 @@ def parse_trace(lines: Iterable[str], path: str, templates: Mapping[str, Mapping
     return events
 
 
-def read_lines(path: str, progress: Optional[Callable[[int], None]] = None) -> Iterator[str]:
+def read_lines(path: str, progress: Optional[Callable[[int], None]] = None,
+               limits: Limits = DEFAULT_LIMITS) -> Iterator[str]:
     """The lines of a trace file, each at most max_file_bytes long (a longer line, or a file that is
     not a regular one such as a FIFO or /dev/zero, is an InputError naming the file and the line);
     `progress` is told the bytes read."""
     if not os.path.isfile(path):
         what = "no such file" if not os.path.lexists(path) else "not a regular file: not read"
         raise InputError(path, what)
-    limit = LIMITS.max_file_bytes
+    limit = limits.max_file_bytes
     with open(path, "rb") as fh:
         for number, raw in enumerate(iter(lambda: fh.readline(limit + 1), b""), start=1):
             if len(raw) > limit and not raw.endswith(b"\n"):
@@ -176,19 +178,20 @@ def read_lines(path: str, progress: Optional[Callable[[int], None]] = None) -> I
 
 
 def load_trace(path: str, templates: Mapping[str, Mapping[str, object]], nodes: Iterable[str],
-               progress: Optional[Callable[[int], None]] = None) -> list[Event]:
-    """Read a trace file through the one strict JSON reader and its limits (`progress`: bytes read)."""
+               progress: Optional[Callable[[int], None]] = None, limits: Limits = DEFAULT_LIMITS) -> list[Event]:
+    """Read a trace file through the one strict JSON reader and `limits` (`progress`: bytes read)."""
     try:
-        return parse_trace(read_lines(path, progress), path, templates, nodes)
+        return parse_trace(read_lines(path, progress, limits), path, templates, nodes, limits)
     except OSError as exc:
         raise InputError(path, f"cannot read file: {exc.strerror or exc}") from None
 
 
-def reparse(lines: Iterable[tuple[int, str]], path: str, templates: Mapping[str, Mapping[str, object]]) -> list[Event]:
+def reparse(lines: Iterable[tuple[int, str]], path: str, templates: Mapping[str, Mapping[str, object]],
+            limits: Limits = DEFAULT_LIMITS) -> list[Event]:
     """Events again from (line number, text) pairs already checked by `parse_trace`, in the
     order given: how worker processes get their events (text ships faster than parsed pods)."""
-    return [replace(parse_event(load_json_text(text, f"{path}:{number}"), number, f"{path}:{number}", templates),
-                    text=text) for number, text in lines]
+    return [replace(parse_event(load_json_text(text, f"{path}:{number}", limits), number, f"{path}:{number}",
+                                templates, limits), text=text) for number, text in lines]
 
 
 def is_bound(events: Iterable[Event]) -> bool:

@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
 
-from kubeinputs.cpuset import cpuset_string
 from kubeinputs.errors import InputError, brief, describe, echo, expect_map, expect_str, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
 from kubeinputs.pod import DEFAULT_NAMESPACE, Pod, load_pod_file, load_pod_files, parse_pod, parse_pods
 from kubeinputs.reader import load_text, load_yaml_documents
 from kubeinputs.sysfs import read_machine_info
 from kubeinputs.validation import container_resource_name_error
-from memorymanager.node.simulated_node import AdmitOutcome, FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
-from state.state_mem import MemoryState
+from memorymanager.node.answers import Admission, Placement, admission_of, placements_of  # noqa: F401 (Placement: the API's)
+from memorymanager.node.simulated_node import FixedHintProvider, KubeletStartError, NodeError, SimulatedNode
 from state.types import Block, MemoryTable, NUMANodeState, clone_machine_state
 from topologymanager.bitmask import MAX_BITS
 from topologymanager.hint import TopologyHint
@@ -35,7 +34,7 @@ from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import MERGE_FUNCTIONS
 
-if TYPE_CHECKING:  # the what-if module builds on this one
+if TYPE_CHECKING:  # the what-if searches are imported when first asked for
     from memorymanager.node.whatif import LargestFit, NodeHeadroom
 
 # The types callers pass in.
@@ -50,33 +49,6 @@ HintsInput = Union[Mapping[str, Optional[ResourceHintsInput]], ResourceHintsInpu
 HintMap = Optional[dict[str, Optional[Union[list[TopologyHint], HintFamily]]]]
 BytesByNode = dict[int, dict[str, int]]
 
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where kubelet put one container.
-
-    `numa_nodes` is the topology manager's stored affinity (empty when the hint has none),
-    `preferred` its preferred flag, `memory` the bytes the memory manager assigned per
-    resource (`memory`, `hugepages-2Mi`, ...; empty when it assigned nothing) and
-    `cpuset_mems` the `cpuset.mems` kubelet would set ("" when it sets none).
-    """
-
-    numa_nodes: tuple[int, ...]
-    preferred: bool
-    memory: Mapping[str, int] = field(default_factory=dict)
-    cpuset_mems: str = ""
-
-
-@dataclass(frozen=True)
-class Admission:
-    """kubelet's answer to one pod: admitted or not, with its reason and message, and where
-    each container landed (by container name; empty when refused)."""
-
-    admitted: bool
-    reason: str = ""
-    message: str = ""
-    placements: Mapping[str, Placement] = field(default_factory=dict)
 
 
 # ----- reading the caller's inputs --------------------------------------------------------------------
@@ -171,12 +143,12 @@ def _refuse_none_in_pod(doc: Mapping[str, object], where: str) -> None:
                 resources(value(container, "resources", path), join_path(path, "resources"))
 
 
-def read_machine(machine: MachineInput) -> MachineInfo:
+def read_machine(machine: MachineInput, limits: Limits = DEFAULT_LIMITS) -> MachineInfo:
     """A cadvisor MachineInfo from a dict, a JSON/YAML file path, or a MachineInfo."""
     if isinstance(machine, MachineInfo):
         return machine
     if _is_path(machine):
-        return load_machine_info(str(machine))
+        return load_machine_info(str(machine), limits)
     if isinstance(machine, str):
         raise _not_a_file(machine, "machine")
     if not isinstance(machine, Mapping):
@@ -184,14 +156,14 @@ def read_machine(machine: MachineInput) -> MachineInfo:
     return parse_machine_info(dict(expect_map(machine, "machine", "a cadvisor MachineInfo map or a file path")), "machine")
 
 
-def read_kubelet(kubelet: KubeletInput) -> KubeletConfig:
+def read_kubelet(kubelet: KubeletInput, limits: Limits = DEFAULT_LIMITS) -> KubeletConfig:
     """A KubeletConfiguration from field names (a dict), a file path, a KubeletConfig, or None (defaults)."""
     if isinstance(kubelet, KubeletConfig):
         return copy.deepcopy(kubelet)
     if kubelet is None:
         return parse_kubelet_config({}, "kubelet")
     if _is_path(kubelet):
-        return load_kubelet_config_file(str(kubelet))
+        return load_kubelet_config_file(str(kubelet), limits=limits)
     if isinstance(kubelet, str):
         raise _not_a_file(kubelet, "kubelet")
     if not isinstance(kubelet, Mapping):
@@ -199,15 +171,15 @@ def read_kubelet(kubelet: KubeletInput) -> KubeletConfig:
                                     f"or None, got {describe(kubelet)}")
     fields = dict(expect_map(kubelet, "kubelet", "a map of KubeletConfiguration fields"))
     _refuse_none_fields(fields, "kubelet")
-    return parse_kubelet_config(fields, "kubelet")
+    return parse_kubelet_config(fields, "kubelet", limits=limits)
 
 
-def read_pod(pod: PodInput, where: str = "pod") -> Pod:
+def read_pod(pod: PodInput, where: str = "pod", limits: Limits = DEFAULT_LIMITS) -> Pod:
     """A v1 Pod from a dict, YAML/JSON text, a file path, or a parsed Pod."""
     if isinstance(pod, Pod):
         return pod
     if _is_path(pod):
-        return load_pod_file(str(pod))
+        return load_pod_file(str(pod), limits=limits)
     if isinstance(pod, str):
         if "\n" not in pod and not pod.lstrip().startswith(("{", "metadata", "apiVersion", "kind", "spec")) \
                 and ":" not in pod:
@@ -215,38 +187,38 @@ def read_pod(pod: PodInput, where: str = "pod") -> Pod:
         if len(pod) > MAX_TEXT:
             raise InputError(where, f"a manifest of {len(pod):,} characters; at most {MAX_TEXT:,} are read as text "
                                     "(give a file instead)")
-        doc = load_text(pod, where)
+        doc = load_text(pod, where, limits=limits)
         if not isinstance(doc, dict):
             raise InputError(where, "neither an existing file nor a v1 Pod manifest (YAML or JSON)")
-        return parse_pod(doc, where)
+        return parse_pod(doc, where, limits=limits)
     if not isinstance(pod, Mapping):
         raise InputError(where, f"expected a v1 Pod manifest (a map or YAML/JSON text), a file path or a Pod, "
                                 f"got {describe(pod)}")
     doc = dict(expect_map(pod, where, "a v1 Pod manifest"))
     _refuse_none_in_pod(doc, where)
-    return parse_pod(doc, where)
+    return parse_pod(doc, where, limits=limits)
 
 
-def read_pods(pods: Union[PodInput, Sequence[PodInput]]) -> list[Pod]:
+def read_pods(pods: Union[PodInput, Sequence[PodInput]], limits: Limits = DEFAULT_LIMITS) -> list[Pod]:
     """Pods where a list is taken: a file or YAML text of several documents (`---` between them, one
     pod each), a `kind: List` of pods (kubectl get pods -o yaml), or a list of pod inputs."""
     if isinstance(pods, Pod):
         return [pods]
     if _is_path(pods):
-        return load_pod_files(str(pods))
+        return load_pod_files(str(pods), limits=limits)
     if isinstance(pods, str):
         if "\n" not in pods and ":" not in pods and not pods.lstrip().startswith(("{", "[", "---")):
             raise _not_a_file(pods, "pods")
         if len(pods) > MAX_TEXT:
             raise InputError("pods", f"manifests of {len(pods):,} characters; at most {MAX_TEXT:,} are read as text "
                                      "(give a file instead)")
-        return parse_pods(load_yaml_documents(pods, "pods"), "pods")
+        return parse_pods(load_yaml_documents(pods, "pods", limits), "pods", limits=limits)
     if isinstance(pods, Mapping):
         doc = dict(pods)
         _refuse_none_in_pod(doc, "pods")
-        return parse_pods([doc], "pods")
+        return parse_pods([doc], "pods", limits=limits)
     if isinstance(pods, (list, tuple)):
-        return [read_pod(item, index_path("pods", i)) for i, item in enumerate(pods)]
+        return [read_pod(item, index_path("pods", i), limits) for i, item in enumerate(pods)]
     raise InputError("pods", f"expected a list of pods, a file or YAML text of pods, or one pod manifest (a map), "
                              f"got {describe(pods)}")
 
@@ -360,13 +332,17 @@ class Node:
         *,
         state_dir: Union[str, Path, None] = None,
         merge: str = "fast",
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         if not isinstance(merge, str) or merge not in MERGE_FUNCTIONS:
             raise InputError("merge", f"expected one of: {', '.join(MERGE_FUNCTIONS)}, got {describe(merge)}")
         folder = _check_path(state_dir, "state_dir", "a folder path or None")
         if folder is not None and os.path.lexists(folder) and not os.path.isdir(folder):
             raise InputError("state_dir", f"{brief(folder)} is not a folder")
-        self._node = SimulatedNode(read_machine(machine), read_kubelet(kubelet), folder, MERGE_FUNCTIONS[merge])
+        if not isinstance(limits, Limits):
+            raise InputError("limits", f"expected a kubeinputs.limits.Limits, got {describe(limits)}")
+        self._node = SimulatedNode(read_machine(machine, limits), read_kubelet(kubelet, limits), folder,
+                                   MERGE_FUNCTIONS[merge], limits=limits)
         self._started = False
 
     @classmethod
@@ -374,42 +350,62 @@ class Node:
         cls, kubelet: KubeletInput = None, *, sysfs_root: Union[str, Path] = "/sys",
         state_dir: Union[str, Path, None] = None,
     ) -> "Node":
-        """A node with this host's NUMA topology, read from sysfs as cadvisor reads it."""
+        """A node with this host's NUMA topology, read from sysfs as cadvisor reads it.
+        Cost: one read of the sysfs tree (a few small files per NUMA node and CPU)."""
         root = _check_path(sysfs_root, "sysfs_root", "a folder path")
         if root is None or not os.path.isdir(root):
             raise InputError("sysfs_root", f"expected a folder path, got {describe(sysfs_root)}"
                              if root is None else f"{brief(root)} is not a folder")
         return cls(read_machine_info(root), kubelet, state_dir=state_dir)
 
+    @classmethod
+    def over(cls, node: SimulatedNode) -> "Node":
+        """The API over a simulated node someone else built and started (the node a scenario run leaves):
+        using it starts nothing again. Cost: O(1)."""
+        if not isinstance(node, SimulatedNode):
+            raise InputError("node", f"expected a SimulatedNode, got {describe(node)}")
+        api = cls.__new__(cls)
+        api._node = node
+        api._started = True
+        return api
+
     # ----- lifecycle -----
 
     @property
     def simulated_node(self) -> SimulatedNode:
-        """The simulated node underneath, for the layers built on this API (servers, explain)."""
+        """The simulated node underneath, for the layers built on this API (servers, explain). Cost: O(1)."""
         return self._node
 
     @property
     def machine(self) -> MachineInfo:
-        """The node's machine info."""
+        """The node's machine info. Cost: O(1)."""
         return self._node.machine
 
     @property
+    def limits(self) -> Limits:
+        """The work limits of the node's readers (its pods, configuration overrides, checkpoint). Cost: O(1)."""
+        return self._node.limits
+
+    @property
     def kubelet(self) -> KubeletConfig:
-        """The node's kubelet configuration."""
+        """The node's kubelet configuration. Cost: O(1)."""
         return self._node.config
 
     def start(self) -> None:
-        """Start kubelet's managers (restoring the checkpoint, if any); raises KubeletStartError."""
+        """Start kubelet's managers (restoring the checkpoint, if any); raises KubeletStartError.
+        Cost: O(state): the checkpoint read, decoded and checked against the machine (validateState)."""
         self._started = True
         self._node.start()
 
     def restart(self, **overrides: object) -> None:
         """Restart kubelet, optionally with changed KubeletConfiguration fields (their field names:
         `restart(topologyManagerPolicy="restricted")`) laid over the configuration of the last start
-        that succeeded (a failed start's fields are not kept); state comes back from the checkpoint."""
+        that succeeded (a failed start's fields are not kept); state comes back from the checkpoint.
+        Cost: as `start`."""
         _refuse_none_fields(overrides, "restart")
         base = self._node.started_config or self._node.config  # a failed start leaves nothing to build on
-        config = parse_kubelet_config(dict(overrides), "restart", base=base) if overrides else base
+        config = parse_kubelet_config(dict(overrides), "restart", base=base, limits=self._node.limits) if overrides \
+            else base
         self._started = True
         self._node.restart(config)
 
@@ -427,27 +423,34 @@ class Node:
     # ----- pods -----
 
     def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
-        """Admit a pod as kubelet does (topology manager admission, then container creation)."""
+        """Admit a pod as kubelet does (topology manager admission, then container creation).
+        Cost: per container, every provider's hints and their merge, O(2^n x resources) for n NUMA
+        nodes (a hint family, searched, from 17), then Allocate; one checkpoint write, O(assigned
+        containers)."""
         node = self._running()
-        parsed = read_pod(pod)
+        parsed = read_pod(pod, limits=self._node.limits)
         return admission_of(node, parsed, node.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
-        """The answer `admit` would give, without changing this node."""
+        """The answer `admit` would give, without changing this node.
+        Cost: as `admit`, on a copy of the node (O(state + pods) to copy); nothing is written."""
         node = self._running()
-        parsed = read_pod(pod)
-        trial = fork_in_memory(node)
+        parsed = read_pod(pod, limits=self._node.limits)
+        trial = node.fork()
         return admission_of(trial, parsed, trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def hints(self, pod: PodInput) -> dict[str, HintMap]:
-        """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope."""
+        """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope.
+        Cost: the hint calls of an admission, O(containers x 2^n x resources) for n NUMA nodes; nothing changes."""
         node = self._running()
-        return {key: _copy_hint_map(value) for key, value in node.topology_hints(read_pod(pod)).items()}
+        hints = node.topology_hints(read_pod(pod, limits=node.limits))
+        return {key: _copy_hint_map(value) for key, value in hints.items()}
 
     def remove(self, pod: PodInput, container: Optional[str] = None, *, namespace: Optional[str] = None) -> None:
         """Remove every container of an admitted pod (by name, UID or manifest), or one container;
         `namespace` picks the pod of that name in that namespace (a pod refused at admission is
-        removed from the node's pods as kubelet deletes it)."""
+        removed from the node's pods as kubelet deletes it). Cost: one release per container of the
+        pod and one checkpoint write (O(assigned containers)); a pod given by name is found in O(pods)."""
         if container is not None and not isinstance(container, str):
             raise InputError("container", f"expected a container name or None, got {describe(container)}")
         node = self._running()
@@ -457,21 +460,23 @@ class Node:
         node.remove(found, container)
 
     def pods(self) -> list[str]:
-        """The names of the active pods, in admission order."""
+        """The names of the active pods, in admission order. Cost: O(active pods)."""
         return [p.name for p in self._running().active_pods()]
 
     # ----- readers -----
 
     def machine_state(self) -> dict[int, NUMANodeState]:
-        """A copy of the memory manager's machine state (per NUMA node: memory tables, cells, assignments)."""
+        """A copy of the memory manager's machine state (per NUMA node: memory tables, cells, assignments).
+        Cost: O(NUMA nodes x resources) (a copy)."""
         return dict(clone_machine_state(self._running().state().get_machine_state()))
 
     def free(self) -> BytesByNode:
-        """Free bytes per NUMA node and resource."""
+        """Free bytes per NUMA node and resource. Cost: O(NUMA nodes x resources)."""
         return _by_node(self.machine_state(), lambda table: table.free)
 
     def allocatable(self) -> BytesByNode:
-        """Allocatable bytes per NUMA node and resource (the memory manager's GetAllocatableMemory)."""
+        """Allocatable bytes per NUMA node and resource (the memory manager's GetAllocatableMemory).
+        Cost: O(NUMA nodes x resources)."""
         result: BytesByNode = {}
         for block in self._running().memory_manager.get_allocatable_memory() or []:
             for numa in block.numa_affinity or []:
@@ -500,7 +505,7 @@ class Node:
         from memorymanager.node.whatif import largest_admissible, unpinned_reason
 
         node = self._running()
-        parsed = read_pod(pod)
+        parsed = read_pod(pod, limits=self._node.limits)
         extra = hint_provider(parsed, hints, node.config.topology_manager_scope)
         reason = unpinned_reason(node, parsed)
         if reason:
@@ -511,26 +516,32 @@ class Node:
 
     def active_pods(self) -> list[Pod]:
         """The active pods as parsed Pods (namespace, UID, init and app containers), in admission
-        order; kubelet's PodResources server lists these. Treat them as read-only."""
+        order; kubelet's PodResources server lists these. Treat them as read-only. Cost: O(active pods)."""
         return list(self._running().active_pods())
+
+    def is_active(self, uid: str) -> bool:
+        """Whether a pod of this UID is active on the node (admitted, not removed since). Cost: O(1)."""
+        expect_str(uid, "uid")
+        return self._running().is_active(uid)
 
     def memory_blocks(self, pod_uid: str, container: str) -> list[Block]:
         """Copies of the memory manager's blocks of one container (its GetMemory), in state order;
-        empty when it has none."""
+        empty when it has none. Cost: O(the container's blocks)."""
         expect_str(pod_uid, "pod_uid")
         expect_str(container, "container")
         blocks = self._running().memory_manager.get_memory(pod_uid, container) or []
         return [Block(list(b.numa_affinity or []), b.type, b.size) for b in blocks]
 
     def pod_memory_blocks(self, pod_uid: str) -> list[Block]:
-        """Copies of a pod's pod-level blocks (PodLevelResourceManagers); usually empty."""
+        """Copies of a pod's pod-level blocks (PodLevelResourceManagers); usually empty.
+        Cost: O(the pod's blocks)."""
         expect_str(pod_uid, "pod_uid")
         blocks = self._running().memory_manager.get_pod_memory(pod_uid) or []
         return [Block(list(b.numa_affinity or []), b.type, b.size) for b in blocks]
 
     def allocatable_blocks(self) -> list[Block]:
         """The memory manager's GetAllocatableMemory blocks, computed once at start (empty under
-        the None policy)."""
+        the None policy). Cost: O(NUMA nodes x resources)."""
         return list(self._running().memory_manager.get_allocatable_memory() or [])
 
     # ----- for the resource-manager backend (memorymanager.resmgr) -----
@@ -544,8 +555,9 @@ class Node:
         assignments; nothing is placed anew. A container that has no assignment keeps none
         (a later `admit` of its pod places it). `pods` is a list of pods, or a file or YAML text of
         several (`read_pods`).
-        """
-        self._running().assume_running(read_pods(pods))
+
+        Cost: O(pods + their containers); nothing is placed or written."""
+        self._running().assume_running(read_pods(pods, self._node.limits))
 
     def admit_on(self, pod: PodInput, numa_nodes: Mapping[str, Sequence[int]]) -> Admission:
         """Admit a pod whose containers' memory must go on given NUMA nodes (container -> ids).
@@ -556,20 +568,13 @@ class Node:
         own Allocate in the same machine state. kubelet's rules still apply to that mask (a
         mask too small is widened, one that would mix single- and cross-NUMA groups is
         refused); the caller checks `Placement.cpuset_mems` and `memory` against what it asked.
-        """
-        parsed = read_pod(pod)
+
+        Cost: as `admit`."""
+        parsed = read_pod(pod, limits=self._node.limits)
         pinned = _pinned_hints(parsed, numa_nodes, self._node.machine)
         node = self._running()
-        policy = node.memory_manager.policy
-        store = getattr(policy, "affinity", None)
-        if store is not None:
-            policy.affinity = _PinnedAffinity(store, parsed.uid, pinned)
-        try:
-            outcome = node.admit(parsed, None)
-        finally:
-            if store is not None:
-                policy.affinity = store
-        placements = _placements(node, parsed) if outcome.admit else {}
+        outcome = node.admit(parsed, None, pinned)
+        placements = placements_of(node, parsed) if outcome.admit else {}
         return Admission(outcome.admit, outcome.reason, outcome.message, placements)
 
 
@@ -605,7 +610,7 @@ def find_admitted(node: SimulatedNode, pod: PodInput, namespace: Optional[str] =
         found = node.find_pod(pod, namespace)
         name, label = pod, pod if namespace is None else f"{namespace}/{pod}"
     else:
-        parsed = read_pod(pod)
+        parsed = read_pod(pod, limits=node.limits)
         found, name, label = node.find_pod(parsed.uid, parsed.namespace), parsed.name, parsed.name
         namespace = parsed.namespace
     if found is None:
@@ -630,64 +635,3 @@ def _copy_hint_map(hints: ProviderHints) -> HintMap:
         return None
     return {res: (None if lst is None else lst if isinstance(lst, HintFamily) else list(lst))
             for res, lst in hints.items()}
-
-
-def admission_of(node: SimulatedNode, pod: Pod, outcome: AdmitOutcome) -> Admission:
-    """kubelet's answer to an admission on `node`, with each container's placement when admitted."""
-    placements = _placements(node, pod) if outcome.admit else {}
-    return Admission(outcome.admit, outcome.reason, outcome.message, placements)
-
-
-def _placements(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
-    """Each container's stored affinity, assigned memory and cpuset.mems after admission."""
-    placements: dict[str, Placement] = {}
-    for container in pod.all_containers():
-        hint = node.topology_manager.get_affinity(pod.uid, container.name)
-        memory: dict[str, int] = {}
-        for block in node.memory_manager.get_memory(pod.uid, container.name) or []:
-            memory[block.type] = memory.get(block.type, 0) + block.size
-        mems = node.memory_manager.get_memory_numa_nodes(pod, container)
-        placements[container.name] = Placement(
-            numa_nodes=tuple(hint.nodes() or ()),
-            preferred=hint.preferred,
-            memory=memory,
-            cpuset_mems=cpuset_string(mems or ()),
-        )
-    return placements
-
-
-def fork_in_memory(node: SimulatedNode) -> SimulatedNode:
-    """A deep copy of a running node whose memory manager state lives in memory only.
-
-    What the copy does never reaches the original's state, checkpoint file or affinity store.
-    """
-    manager = node.memory_manager
-    original_state = manager._state
-    manager._state = None  # the checkpoint store stays with the original
-    try:
-        trial = copy.deepcopy(node)
-    finally:
-        manager._state = original_state
-    in_memory = MemoryState()
-    in_memory.set_machine_state(original_state.get_machine_state())
-    in_memory.set_memory_assignments(original_state.get_memory_assignments())
-    in_memory.set_pod_memory_assignments(original_state.get_pod_memory_assignments())
-    trial.memory_manager._state = in_memory
-    trial.state_dir = None
-    trial.memory_manager.state_dir = None
-    return trial
-
-
-class _PinnedAffinity:
-    """An affinity store answering a fixed hint for some containers of one pod (see `Node.admit_on`)."""
-
-    def __init__(self, inner: object, pod_uid: str, pinned: Mapping[str, TopologyHint]) -> None:
-        self.inner = inner
-        self.pod_uid = pod_uid
-        self.pinned = dict(pinned)
-
-    def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
-        """The pinned hint for the pod's pinned containers, else the inner store's answer."""
-        if pod_uid == self.pod_uid and container_name in self.pinned:
-            return self.pinned[container_name]
-        return self.inner.get_affinity(pod_uid, container_name)  # type: ignore[attr-defined]

@@ -9,22 +9,28 @@ asks for when it drops stale state.
 """
 from __future__ import annotations
 
-from contextlib import ExitStack
+import copy
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
+from typing import Any, ContextManager, Mapping, Optional, Sequence
 
 from kubeinputs.errors import Error, InputError
-from typing import Any, Callable, ContextManager, Optional
 
 from kubeinputs.features import FeatureGates
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
+from state.checkpoint_manager import FileOps
 from state.state import StateReader
 from state.types import Block
+from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import new_manager as new_topology_manager
+from topologymanager.merge import MergeFn
+from topologymanager.observer import MEMORY_MANAGER, Observer, ObserverList
 
 from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
 from kubeinputs.machine import MachineInfo
-from kubeinputs.pod import Pod, identity_conflict
+from kubeinputs.pod import Container, Pod, identity_conflict
 from kubeinputs.goformat import go_quote
 from memorymanager.policy import POLICY_NONE, POLICY_STATIC
 from memorymanager.node.reservation import reserved_memory_hint
@@ -47,7 +53,7 @@ class KubeletStartError(NodeError):
     hint: Optional[str] = None
 
 
-def policy_name_hint(error: Any, config: KubeletConfig) -> Optional[str]:
+def policy_name_hint(error: BaseException, config: KubeletConfig) -> Optional[str]:
     """For kubelet's `unknown policy: "static"`: the memory manager policies it knows, spelled as it
     spells them (the names are case-sensitive)."""
     name = config.memory_manager_policy
@@ -90,53 +96,38 @@ class FixedHintProvider:
         self.containers = dict(containers or {})
         self.pod = pod
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+    @property
+    def pod_scoped(self) -> bool:
+        """Whether the hints are given for the pod scope only (pod hints, none per container)."""
+        return self.pod is not None and not self.containers
+
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
         """The fixed hints of `container` (None when it has none)."""
         return _copy_hints(self.containers.get(container.name))
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
         """The fixed pod-scope hints."""
         return _copy_hints(self.pod)
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """Nothing to allocate."""
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """Nothing to allocate."""
 
 
-class RecordingProvider:
-    """Passes every call through to a hint provider and remembers the hints it gave.
+class _AdmissionHints(Observer):
+    """The memory manager's hints of the admission under way, as the topology manager received them
+    (`AdmitOutcome.hints`): per container, or under `pod` in pod scope."""
 
-    Registered in place of the memory manager so that an admission can report the
-    memory manager's hints exactly as the topology manager received them.
-    """
-
-    def __init__(self, inner: Any):
-        self.inner = inner
+    def __init__(self) -> None:
+        self.admitting = False
         self.recorded: dict[str, ProviderHints] = {}
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
-        """The inner provider's container hints (remembered under the container's name)."""
-        hints = self.inner.get_topology_hints(pod, container)
-        self.recorded[container.name] = _copy_hints(hints)
-        return hints
-
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
-        """The inner provider's pod hints (remembered under `pod`)."""
-        hints = self.inner.get_pod_topology_hints(pod)
-        self.recorded[POD_SCOPE] = _copy_hints(hints)
-        return hints
-
-    def allocate(self, pod: Any, container: Any) -> None:
-        """The inner provider's Allocate."""
-        self.inner.allocate(pod, container)
-
-    def __getattr__(self, name: str) -> Any:
-        # Everything else (e.g. `allocate_pod`, present only on some providers) is the inner one's.
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+    def hints_given(self, provider: str, pod: Pod, container: Optional[Container], hints: ProviderHints) -> None:
+        """Keep a copy of the memory manager's hints while an admission runs."""
+        if self.admitting and provider == MEMORY_MANAGER:
+            self.recorded[POD_SCOPE if container is None else container.name] = _copy_hints(hints)
 
 
 class _SwitchableProvider:
@@ -151,20 +142,20 @@ class _SwitchableProvider:
     def __init__(self) -> None:
         self.current: Optional[Any] = None
 
-    def get_topology_hints(self, pod: Any, container: Any) -> ProviderHints:
+    def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
         """The current injected provider's container hints, else no preference."""
         return self.current.get_topology_hints(pod, container) if self.current else None
 
-    def get_pod_topology_hints(self, pod: Any) -> ProviderHints:
+    def get_pod_topology_hints(self, pod: Pod) -> ProviderHints:
         """The current injected provider's pod hints, else no preference."""
         return self.current.get_pod_topology_hints(pod) if self.current else None
 
-    def allocate(self, pod: Any, container: Any) -> None:
+    def allocate(self, pod: Pod, container: Container) -> None:
         """The current injected provider's Allocate, if any."""
         if self.current:
             self.current.allocate(pod, container)
 
-    def allocate_pod(self, pod: Any) -> None:
+    def allocate_pod(self, pod: Pod) -> None:
         """The current injected provider's AllocatePod, if any."""
         if self.current and hasattr(self.current, "allocate_pod"):
             self.current.allocate_pod(pod)
@@ -206,7 +197,9 @@ class SimulatedNode:
     """One node: machine info, configuration, the checkpoint folder, and the managers.
 
     `state_dir` is the folder of `memory_manager_state`; None keeps the memory manager's
-    state in memory only, so that a restart begins from an empty state.
+    state in memory only, so that a restart begins from an empty state. `observers` hear
+    what the managers decide (`topologymanager.observer`), and every (re)start; `limits` are
+    the readers' (a checkpoint is read up to max_checkpoint_bytes).
     """
 
     def __init__(
@@ -214,13 +207,17 @@ class SimulatedNode:
         machine: MachineInfo,
         config: KubeletConfig,
         state_dir: Optional[str],
-        merge_fn: Optional[Callable[..., Any]] = None,
+        merge_fn: Optional[MergeFn] = None,
+        observers: Sequence[Observer] = (),
+        limits: Limits = DEFAULT_LIMITS,
     ):
         self.machine = machine
         self.config = config
         self.state_dir = state_dir
         self.merge_fn = merge_fn
-        self.file_ops = None  # the checkpoint's FileOps: None is durable; NoSyncFileOps for a throwaway folder
+        self.limits = limits  # the readers' limits (the checkpoint is read up to max_checkpoint_bytes)
+        # the checkpoint's FileOps: None is durable (FileOps(limits)); NoSyncFileOps for a throwaway folder
+        self.file_ops: Optional[FileOps] = None
         # True (a throwaway folder nothing else reads): the checkpoint is written when it is about to be
         # read again (the next start) or at flush_checkpoint(), not after every change; set before start
         self.write_behind = False
@@ -230,7 +227,8 @@ class SimulatedNode:
         self.start_error: Optional[str] = None
         self.start_hint: Optional[str] = None  # KubeletStartError.hint of the last failed start
         self.started_config: Optional[KubeletConfig] = None  # the configuration of the last start that succeeded
-        self._recorder: Optional[RecordingProvider] = None
+        self._hints = _AdmissionHints()
+        self._observers = ObserverList([self._hints, *observers])  # the one observer every manager reports to
         self._extra = _SwitchableProvider()
         self._extra_registered = False
         self._admitted: dict[str, Pod] = {}  # uid -> pod, admission order
@@ -252,8 +250,8 @@ class SimulatedNode:
         self._held_writes.release()  # the old managers' last changes reach the file before it is read
         self.topology_manager = None
         self.memory_manager = None
-        self._recorder = None
         self._extra_registered = False
+        self._observers.kubelet_started(self)
         try:
             try:
                 self._start()
@@ -306,6 +304,7 @@ class SimulatedNode:
             dict(cfg.topology_manager_policy_options),
             gates,
             merge_fn=self.merge_fn,
+            observer=self._observers,
         )
         mm = new_memory_manager(
             cfg.memory_manager_policy,
@@ -316,15 +315,15 @@ class SimulatedNode:
             tm,
             policy_options=dict(cfg.memory_manager_policy_options) or None,
             feature_gates=gates,
+            observer=self._observers,
         )
-        mm.file_ops = self.file_ops
-        recorder = RecordingProvider(mm)
-        tm.add_hint_provider(recorder)
+        mm.file_ops = self.file_ops if self.file_ops is not None else FileOps(self.limits)
+        tm.add_hint_provider(mm)
         try:
             mm.start(self.active_pods, self._initial_containers(), self.active_pods_version)
         except Exception as exc:
             raise KubeletStartError(f"start memory manager error: {exc}") from exc
-        self.topology_manager, self.memory_manager, self._recorder = tm, mm, recorder
+        self.topology_manager, self.memory_manager = tm, mm
 
     def _initial_containers(self) -> dict[str, tuple[str, str]]:
         """The runtime's containers for the memory manager's Start: container ID -> (pod UID, name).
@@ -339,6 +338,22 @@ class SimulatedNode:
         if config is not None:
             self.config = config
         self.start()
+
+    def add_observer(self, observer: Observer) -> None:
+        """Let `observer` hear the managers from the next event on (the current managers included)."""
+        self._observers.add(observer)
+
+    def fork(self, observers: Sequence[Observer] = ()) -> "SimulatedNode":
+        """A copy of this running node whose state lives in memory only, heard by `observers` alone: what
+        the copy does never reaches this node's state, checkpoint file, topology affinity store or
+        observers. Cost: O(state + pods) (the managers' state, the admitted pods, the stored hints)."""
+        self.require_running()
+        hints = _AdmissionHints()
+        memo = {id(self._hints): hints, id(self._observers): ObserverList([hints, *observers])}
+        trial = copy.deepcopy(self, memo)
+        trial.state_dir = None
+        trial.memory_manager.keep_in_memory()
+        return trial
 
     def require_running(self) -> None:
         """Raise NodeError (naming the start error, if any) unless the node is running."""
@@ -410,6 +425,14 @@ class SimulatedNode:
         if problem is not None:
             raise InputError("metadata.uid", problem)
 
+    def is_active(self, uid: str) -> bool:
+        """Whether a pod of this UID is active (admitted and not removed). Cost: O(1)."""
+        return uid in self._admitted
+
+    def active_pod(self, uid: str) -> Optional[Pod]:
+        """The active pod of this UID, else None. Cost: O(1)."""
+        return self._admitted.get(uid)
+
     def refused_pods(self) -> list[Pod]:
         """The pods refused at admission and not admitted or removed since, latest refusal last."""
         return list(self._refused.values())
@@ -427,29 +450,34 @@ class SimulatedNode:
                     return pod
         return None
 
-    def admit(self, pod: Pod, extra: Optional[Any] = None) -> AdmitOutcome:
+    def admit(self, pod: Pod, extra: Optional[FixedHintProvider] = None,
+              pinned: Optional[Mapping[str, TopologyHint]] = None) -> AdmitOutcome:
         """Admission, then container creation for an admitted pod.
 
         `extra` is a hint provider for this admission only, consulted after the memory
-        manager. The pod is active during the admission; it stays active only if admitted.
+        manager. `pinned` (container name -> hint) is the stored affinity the memory manager's
+        policy reads for those containers in this admission, whatever the topology manager
+        stored (`Node.admit_on`). The pod is active during the admission; it stays active only
+        if admitted.
         """
         self.require_running()
         self.check_identity(pod)
-        self._recorder.recorded = {}
         if extra is not None and not self._extra_registered:
             self.topology_manager.add_hint_provider(self._extra)
             self._extra_registered = True
         self._current = pod
         self._extra.current = extra
+        self._hints.recorded, self._hints.admitting = {}, True
         init_blocks: dict[str, Optional[list[Block]]] = {}
         try:
-            with self.memory_manager.deferred_writes():
+            pins = self.memory_manager.pinned_affinity(pod.uid, pinned) if pinned else nullcontext()
+            with self.memory_manager.deferred_writes(), pins:
                 result = self._admit(pod, init_blocks)
         finally:
             self._current = None
             self._extra.current = None
-        return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded),
-                            init_blocks)
+            self._hints.admitting = False
+        return AdmitOutcome(result.admit, result.reason or "", result.message or "", self._hints.recorded, init_blocks)
 
     def _mark_admitted(self, pod: Pod) -> None:
         """`pod` is active from now on, the latest of the admitted (and of the pods known by name)."""

@@ -40,6 +40,7 @@ from memorymanager.policy_options import MEMORY_DRIFT_TOLERANCE
 from memorymanager.reserved_memory import convert_reserved
 from state import CHECKPOINT_FILE_NAME
 from state.checkpoint import LoadedCheckpoint, read_checkpoint
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from state.checkpoint_manager import NoSyncFileOps
 from state.types import MEMORY, NUMANodeMap
 
@@ -109,15 +110,15 @@ class StartDiagnosis:
 
 
 def try_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[bytes],
-              shown_path: str = DEFAULT_CHECKPOINT_PATH) -> tuple[bool, str, str]:
+              shown_path: str = DEFAULT_CHECKPOINT_PATH, limits: Limits = DEFAULT_LIMITS) -> tuple[bool, str, str]:
     """(starts, kubelet's start error, the reservedMemory hint) of a simulated kubelet whose checkpoint folder
     holds `checkpoint` (None: no file), in a temporary folder; the folder's path in the error reads `shown_path`."""
     with tempfile.TemporaryDirectory(prefix="memorymanager-start-") as folder:
         if checkpoint is not None:
             with open(os.path.join(folder, CHECKPOINT_FILE_NAME), "wb") as fh:
                 fh.write(checkpoint)
-        node = SimulatedNode(machine, config, folder)
-        node.file_ops = NoSyncFileOps()  # a throwaway folder
+        node = SimulatedNode(machine, config, folder, limits=limits)
+        node.file_ops = NoSyncFileOps(limits)  # a throwaway folder
         try:
             node.start()
         except KubeletStartError as exc:
@@ -225,9 +226,10 @@ class _Starter:
     """Tries fixes: starts a simulated kubelet with each, keeping the checkpoint unless the fix deletes it."""
 
     def __init__(self, machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[bytes], shown: str,
-                 loaded: Optional[LoadedCheckpoint]) -> None:
+                 loaded: Optional[LoadedCheckpoint], limits: Limits) -> None:
         """The inputs every fix starts from."""
         self.machine, self.config, self.checkpoint, self.shown, self.loaded = machine, config, checkpoint, shown, loaded
+        self.limits = limits
 
     def fix(self, kind: str, fields: dict[str, object], delete: bool = False) -> StartFix:
         """One fix, checked."""
@@ -239,15 +241,16 @@ class _Starter:
             lost_pods = pod_assignments_to_obj(self.loaded.pod_entries) or {}
         if config is None:
             return StartFix(kind, fields, delete, False, "the fix does not parse", lost, lost_pods)
-        starts, error, _ = try_start(self.machine, config, None if delete else self.checkpoint, self.shown)
+        starts, error, _ = try_start(self.machine, config, None if delete else self.checkpoint, self.shown, self.limits)
         return StartFix(kind, fields, delete, starts, error, lost, lost_pods)
 
 
 def diagnose_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[bytes] = None,
-                   checkpoint_path: str = DEFAULT_CHECKPOINT_PATH) -> StartDiagnosis:
+                   checkpoint_path: str = DEFAULT_CHECKPOINT_PATH, limits: Limits = DEFAULT_LIMITS) -> StartDiagnosis:
     """Start a simulated kubelet with this machine, configuration and checkpoint bytes (None: no file) and
-    say why it fails, with the arithmetic and checked fixes (see the module's docstring)."""
-    starts, error, hint = try_start(machine, config, checkpoint, checkpoint_path)
+    say why it fails, with the arithmetic and checked fixes (see the module's docstring); the simulated
+    kubelets read their checkpoint within `limits`."""
+    starts, error, hint = try_start(machine, config, checkpoint, checkpoint_path, limits)
     static = config.memory_manager_policy == POLICY_STATIC
     rows: list[ReservationSum] = []
     reservation_error = ""
@@ -282,7 +285,7 @@ def diagnose_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Opti
                 diagnosis.drift = state_drift(loaded.machine_state, expected)
     if starts:
         return diagnosis
-    starter = _Starter(machine, config, checkpoint, checkpoint_path, loaded)
+    starter = _Starter(machine, config, checkpoint, checkpoint_path, loaded, limits)
     tried: list[StartFix] = []
     if hint and rows and not all(r.equal for r in rows):  # kubelet's error is the reservation's
         fields = {"reservedMemory": reserved_memory_lines(reserved_memory_fix(rows, machine))}

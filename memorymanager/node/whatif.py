@@ -4,7 +4,7 @@ Every answer is checked by admitting the pod on a copy of the node with the chan
 derived by reasoning alone:
 
 * `removals_that_admit`: which admitted pods' removal lets the pod in, fewest pods first. Each
-  candidate set is removed from an in-memory fork (`fork_in_memory`) and the pod admitted there.
+  candidate set is removed from an in-memory fork (`SimulatedNode.fork`) and the pod admitted there.
   Removing every pod that holds memory frees the most (hints only grow as memory is freed), so
   when even that is refused, no removal helps and nothing else is tried. A set is only tried when
   the first memory request of the pod finds a mask on the memory freed (calculateHints' own mask
@@ -38,7 +38,7 @@ from kubeinputs.pod import Container, Pod, ResourceRequirements, is_hugepage_res
 from kubeinputs.qos import GUARANTEED, get_pod_qos
 from kubeinputs.quantity import BINARY_SI, Quantity, parse_quantity
 from memorymanager.machine_state import release_memory
-from memorymanager.node.api import Admission, admission_of, fork_in_memory
+from memorymanager.node.answers import Admission, admission_of
 from memorymanager.node.simulated_node import POD_SCOPE, FixedHintProvider, KubeletStartError, SimulatedNode
 from memorymanager.policy_static import StaticPolicy
 from memorymanager.reference_hints import check_mask
@@ -190,7 +190,7 @@ def _released(node: SimulatedNode, pods: tuple[Pod, ...]) -> NUMANodeMap:
 
 def _without(node: SimulatedNode, pods: tuple[Pod, ...], pod: Pod, extra: Extra) -> RemovalFix | None:
     """The pod's admission on a fork without `pods`: a RemovalFix when admitted, else None."""
-    trial = fork_in_memory(node)
+    trial = node.fork()
     for gone in pods:
         trial.remove(gone)
     freed = _freed(node.state().get_machine_state(), trial.state().get_machine_state())
@@ -260,14 +260,14 @@ def restarted_with(node: SimulatedNode, fields: Mapping[str, object], folder: st
     """A new node restarted from a copy of `node`'s state with changed KubeletConfiguration fields, its
     checkpoint in `folder` (as kubelet restarts with a new configuration; `node` is not touched). Raises
     KubeletStartError when kubelet would not start so."""
-    config = parse_kubelet_config(dict(fields), "what-if", base=node.config)
+    config = parse_kubelet_config(dict(fields), "what-if", base=node.config, limits=node.limits)
     state = node.state()
     blob = encode_checkpoint(node.memory_manager.policy_name(), state.get_machine_state(),
                              state.get_memory_assignments(), state.get_pod_memory_assignments())
     with open(os.path.join(folder, CHECKPOINT_FILE_NAME), "wb") as fh:
         fh.write(blob)
-    restarted = SimulatedNode(node.machine, config, folder, node.merge_fn)
-    restarted.file_ops = NoSyncFileOps()  # a throwaway folder
+    restarted = SimulatedNode(node.machine, config, folder, node.merge_fn, limits=node.limits)
+    restarted.file_ops = NoSyncFileOps(node.limits)  # a throwaway folder
     restarted.assume_running(node.active_pods())
     restarted.start()
     return restarted
@@ -277,8 +277,7 @@ def _settings(node: SimulatedNode, extra: Extra) -> list[tuple[str, str]]:
     """Every (policy, scope) but the node's own; injected hints given for one scope are tried in that scope only."""
     scopes = SCOPES
     if extra is not None:
-        scopes = (POD_SCOPE,) if getattr(extra, "pod", None) is not None and not getattr(extra, "containers", None) \
-            else ("container",)
+        scopes = (POD_SCOPE,) if extra.pod_scoped else ("container",)
     current = (node.config.topology_manager_policy, node.config.topology_manager_scope)
     out = []
     for policy in TOPOLOGY_POLICIES:
@@ -440,7 +439,7 @@ def largest_admissible(node: SimulatedNode, pod: Pod, extra: Extra = None,
         """Admit the pod at k units on a fork (remembered)."""
         nonlocal checks
         if k not in verdicts:
-            trial = fork_in_memory(node)
+            trial = node.fork()
             scaled = shape.pod_at(k)
             outcome = trial.admit(scaled, extra)
             checks += 1

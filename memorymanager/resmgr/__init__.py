@@ -4,7 +4,9 @@ from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.claims import ClaimAllocation, ClaimRecord, ClaimStore
 from memorymanager.resmgr.export import format_exports, shell_quote, write_exports
 from memorymanager.resmgr.extended import reconcile_extended_resources
-from memorymanager.resmgr.kubelet_backend import DEFAULT_DRIVER, KubeletBackend, device_name, new_kubelet_backend
+from memorymanager.resmgr.kubelet_backend import KubeletBackend, new_kubelet_backend
+from memorymanager.resmgr.kubelet_claims import device_name
+from memorymanager.resmgr.kubelet_placement import DEFAULT_DRIVER
 from memorymanager.resmgr.metrics import SystemCollector
 from memorymanager.resmgr.policy import Policy, new_policy
 from memorymanager.resmgr.protocols import Backend, BackendOptions, Options, Owner

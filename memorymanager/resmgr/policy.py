@@ -24,7 +24,7 @@ from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.export import write_exports
 from memorymanager.resmgr.extended import reconcile_extended_resources
 from memorymanager.resmgr.metrics import SystemCollector
-from memorymanager.resmgr.protocols import Backend, BackendConfig, BackendOptions, Options, Owner
+from memorymanager.resmgr.protocols import Backend, BackendConfig, BackendOptions, NUMAReaders, Options, Owner
 from memorymanager.resmgr.types import (
     ContainerEdits,
     DeviceRequestAllocationResult,
@@ -81,13 +81,11 @@ class Policy:
         self._new_collector()
 
     def _new_collector(self) -> None:
-        machine_state = getattr(self.backend, "machine_state", None)
-        memsets = getattr(self.backend, "memsets", None)
-        if machine_state is None or memsets is None:
+        if not isinstance(self.backend, NUMAReaders):  # a backend without them gets no system collector
             return
         if self.collector is not None:
             self.registry.unregister(self.collector)
-        self.collector = SystemCollector(machine_state, memsets)
+        self.collector = SystemCollector(self.backend.machine_state, self.backend.memsets)
         self.collector.register(self.registry)
         self.collector.update()
 

@@ -113,3 +113,15 @@ class Backend(Protocol):
 
     def release_claim(self, uid: str) -> None:
         """Release a claim (an unknown UID is not an error)."""
+
+
+@runtime_checkable
+class NUMAReaders(Protocol):
+    """What a backend may offer the system collector (`resmgr.metrics`): per NUMA node the machine state,
+    and every cached container's memory set. The kubelet backend offers both."""
+
+    def machine_state(self) -> Mapping[int, object]:
+        """The memory manager's machine state, per NUMA node."""
+
+    def memsets(self) -> list[list[int]]:
+        """The memory set of every cached container."""

@@ -32,12 +32,6 @@ MEMS = "MEMS"
 #: Extension (not in the seed): the NUMA nodes of the memory claims the container uses.
 CLAIMED_MEMS = "CLAIMED_MEMS"
 
-# The seed's Go spellings, for readers coming from it.
-ExportSharedCPUs = SHARED_CPUS
-ExportIsolatedCPUs = ISOLATED_CPUS
-ExportExclusiveCPUs = EXCLUSIVE_CPUS
-ExportClaimedCPUs = CLAIMED_CPUS
-
 # ----- node resource topology names --------------------------------------------------------------
 
 MEMORY_RESOURCE = "memory"
@@ -60,12 +54,6 @@ class Domain(str, enum.Enum):
     HUGEPAGES = "HugePages"
     CACHE = "Cache"
     MEMORY_BW = "MBW"
-
-
-#: The constraint of one domain: policy-specific (the seed's `any`), e.g. a CPU set string.
-Constraint = Union[str, int, Quantity, Mapping[str, object], None]
-#: Per domain, the resources available to a policy.
-ConstraintSet = dict[Domain, Constraint]
 
 
 class PolicyError(Error):

@@ -1,5 +1,5 @@
 """Topology zones from the memory manager's machine state, built by the NRT export's own zone
-builder (`memorymanager.server.nrt.node_zones`), so both publish the same form.
+builder (`memorymanager.server.nrt_zones.node_zones`), so both publish the same form.
 
 One zone per NUMA node, named `node-<id>`, type `Node`, with one resource per memory
 resource of the node (capacity = total, allocatable = kubelet's allocatable, available =
@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 from kubeinputs.cpuset import cpuset_string
 from kubeinputs.quantity import BINARY_SI, Quantity, parse_quantity
-from memorymanager.server.nrt import ZoneAmounts, node_zones, zone_name
+from memorymanager.server.nrt_zones import ZoneAmounts, node_zones, zone_name
 from state.types import NUMANodeState
 
 from memorymanager.resmgr.types import (

@@ -9,12 +9,15 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode, NodeError
 from topologymanager.hint import TopologyHint
 from topologymanager.manager import MERGE_FUNCTIONS
+from topologymanager.merge import MergeFn
+from topologymanager.observer import Observer
 from topologymanager.reference_merge import ReferenceRefusal
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.pod import Pod, default_pod_uid
 from state import CHECKPOINT_FILE_NAME
 from state.checkpoint_manager import NoSyncFileOps
@@ -29,7 +32,7 @@ from memorymanager.runner.scenario import HintSpec, InjectedHints, Scenario, Sce
 MERGE_CHOICES = tuple(MERGE_FUNCTIONS)
 
 
-def merge_function(name: str) -> Optional[Callable[..., Any]]:
+def merge_function(name: str) -> Optional[MergeFn]:
     """The topology manager merge for `--merge`: None (production) or the reference cross product."""
     if name in MERGE_FUNCTIONS:
         return MERGE_FUNCTIONS[name]
@@ -82,17 +85,18 @@ def init_memory_account(pod: Pod, init_blocks: dict[str, Optional[list[Block]]])
 class ScenarioRun:
     """The execution of one scenario on one node."""
 
-    def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[Callable[..., Any]] = None,
-                 observe_all: bool = True, durable: bool = True):
+    def __init__(self, scenario: Scenario, state_dir: str, merge_fn: Optional[MergeFn] = None,
+                 observe_all: bool = True, durable: bool = True, observers: Sequence[Observer] = (),
+                 limits: Limits = DEFAULT_LIMITS):
         # observe_all off: the whole node state (machineState, entries, podEntries, allocatable) and an
         # admission's hints are rendered only for steps whose expect names one of those keys; rendering the
         # state after every step makes a scenario of n admissions O(n^2). --json and --record need every
         # step's full account.
         self.observe_all = observe_all
         self.scenario = scenario
-        self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn)
+        self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn, observers, limits)
         if not durable:  # a temporary folder removed after the scenario: no fsync, and only the restarts read it
-            self.node.file_ops = NoSyncFileOps()
+            self.node.file_ops = NoSyncFileOps(limits)
             self.node.write_behind = True
         self.context_pod: Optional[Pod] = None
         self._hint_shown: Optional[str] = None  # the start hint already attached to a step
@@ -197,10 +201,11 @@ def prepare_state_dir(scenario: Scenario, state_dir: str) -> None:
 
 
 def run_scenario(
-    scenario: Scenario, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None,
-    observe_all: bool = True,
+    scenario: Scenario, state_dir: Optional[str] = None, merge_fn: Optional[MergeFn] = None,
+    observe_all: bool = True, observers: Sequence[Observer] = (), limits: Limits = DEFAULT_LIMITS,
 ) -> ScenarioResult:
-    """Run one parsed scenario; `state_dir` None = a temporary folder removed afterwards."""
+    """Run one parsed scenario; `state_dir` None = a temporary folder removed afterwards; `observers` hear
+    the node's managers (`topologymanager.observer`)."""
     temp = None
     if state_dir is None:
         temp = tempfile.mkdtemp(prefix="memorymanager-")
@@ -208,7 +213,8 @@ def run_scenario(
     run: Optional[ScenarioRun] = None
     try:
         prepare_state_dir(scenario, state_dir)
-        run = ScenarioRun(scenario, state_dir, merge_fn, observe_all, durable=temp is None)
+        run = ScenarioRun(scenario, state_dir, merge_fn, observe_all, durable=temp is None, observers=observers,
+                          limits=limits)
         steps = run.run()
     finally:
         try:
@@ -221,18 +227,18 @@ def run_scenario(
 
 
 def run_file(
-    path: str, state_dir: Optional[str] = None, merge_fn: Optional[Callable[..., Any]] = None,
-    observe_all: bool = True,
+    path: str, state_dir: Optional[str] = None, merge_fn: Optional[MergeFn] = None,
+    observe_all: bool = True, observers: Sequence[Observer] = (), limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[ScenarioResult, Optional[Scenario]]:
-    """Load and run one file; an invalid file gives an `invalid` result and no scenario."""
+    """Load and run one file within `limits`; an invalid file gives an `invalid` result and no scenario."""
     try:
-        scenario = load_scenario(path)
+        scenario = load_scenario(path, limits)
     except ScenarioError as exc:
         return ScenarioResult(path, error=str(exc)), None
     except Exception as exc:  # a parser bug must not stop the other files
         return ScenarioResult(path, error=f"{path}: {error_message(exc)}"), None
     try:
-        return run_scenario(scenario, state_dir, merge_fn, observe_all), scenario
+        return run_scenario(scenario, state_dir, merge_fn, observe_all, observers, limits), scenario
     except OSError as exc:
         return ScenarioResult(path, scenario.name, error=f"{path}: cannot prepare the state folder: {exc}"), None
 
@@ -240,17 +246,20 @@ def run_file(
 def run_paths(
     paths: Iterable[str],
     state_dir: Optional[str] = None,
-    merge_fn: Optional[Callable[..., Any]] = None,
+    merge_fn: Optional[MergeFn] = None,
     on_scenario: Optional[Callable[[ScenarioResult, Optional[Scenario]], None]] = None,
     observe_all: bool = True,
+    observers: Sequence[Observer] = (),
+    limits: Limits = DEFAULT_LIMITS,
 ) -> RunReport:
-    """Run every scenario file named by `paths` (files or folders), in order."""
+    """Run every scenario file named by `paths` (files or folders), in order, reading within `limits`;
+    `observers` hear every node."""
     report = RunReport()
     for path, problem in collect_scenario_files(paths):
         if problem is not None:
             result, scenario = ScenarioResult(path, error=f"{path}: {problem}"), None
         else:
-            result, scenario = run_file(path, state_dir, merge_fn, observe_all)
+            result, scenario = run_file(path, state_dir, merge_fn, observe_all, observers, limits)
         report.scenarios.append(result)
         if on_scenario is not None:
             on_scenario(result, scenario)

@@ -15,6 +15,7 @@ from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_int_l
                                expect_str, index_path, join_path, suggest, type_name)
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.pod import Pod, load_pod_file, parse_pod
 from kubeinputs.reader import load_file
 from memorymanager.runner.expect import validate_expect
@@ -79,23 +80,24 @@ class Scenario:
     document: dict
 
 
-def load_scenario(path: str) -> Scenario:
-    """Read and check a scenario file; raises ScenarioError naming file, path and reason."""
+def load_scenario(path: str, limits: Limits = DEFAULT_LIMITS) -> Scenario:
+    """Read and check a scenario file (and the files it names) within `limits`; raises ScenarioError
+    naming file, path and reason."""
     try:
-        doc = load_file(path)
-        return parse_scenario(doc, base_dir=os.path.dirname(os.path.abspath(path)), path=path)
+        doc = load_file(path, limits)
+        return parse_scenario(doc, base_dir=os.path.dirname(os.path.abspath(path)), path=path, limits=limits)
     except InputError as exc:
         raise ScenarioError(exc.where or "(document)", exc.reason, exc.file or path) from None
 
 
-def parse_scenario(doc: Any, base_dir: str, path: str = "<scenario>") -> Scenario:
+def parse_scenario(doc: Any, base_dir: str, path: str = "<scenario>", limits: Limits = DEFAULT_LIMITS) -> Scenario:
     """Check a loaded scenario document; raises InputError with the path of the bad value."""
     doc = expect_map(doc, "(document)", "a map with name, machine, kubelet and steps", null_is_empty=False)
     check_keys(doc, "", TOP_LEVEL_KEYS, required=REQUIRED_TOP_LEVEL_KEYS)
     name = expect_str(doc.get("name", os.path.splitext(os.path.basename(path))[0]), "name")
     description = expect_str(doc.get("description", ""), "description")
-    machine = _parse_machine(doc["machine"], base_dir)
-    kubelet = _parse_kubelet(doc.get("kubelet"), base_dir)
+    machine = _parse_machine(doc["machine"], base_dir, limits)
+    kubelet = _parse_kubelet(doc.get("kubelet"), base_dir, limits)
     checkpoint = _parse_checkpoint(doc.get("checkpoint"))
     raw_steps = expect_list(doc["steps"], "steps", null_is_empty=False)
     if not raw_steps:
@@ -103,7 +105,7 @@ def parse_scenario(doc: Any, base_dir: str, path: str = "<scenario>") -> Scenari
     steps = []
     config = kubelet
     for i, raw in enumerate(raw_steps):
-        step = _parse_step(raw, i, base_dir, config)
+        step = _parse_step(raw, i, base_dir, config, limits)
         if step.kubelet is not None:
             config = step.kubelet
         steps.append(step)
@@ -126,22 +128,23 @@ def _load_referenced(where: str, loader, file: str):
         raise InputError(where, text if file in text else f"{file}: {text}") from None
 
 
-def _parse_machine(value: Any, base_dir: str) -> MachineInfo:
+def _parse_machine(value: Any, base_dir: str, limits: Limits) -> MachineInfo:
     """`machine`: inline cadvisor MachineInfo or a path to one."""
     if isinstance(value, str):
-        return _load_referenced("machine", load_machine_info, _resolve(base_dir, value))
+        return _load_referenced("machine", lambda file: load_machine_info(file, limits), _resolve(base_dir, value))
     expect_map(value, "machine", "a cadvisor MachineInfo map or a path string", null_is_empty=False)
     return parse_machine_info(value, "machine")
 
 
-def _parse_kubelet(value: Any, base_dir: str) -> KubeletConfig:
+def _parse_kubelet(value: Any, base_dir: str, limits: Limits) -> KubeletConfig:
     """`kubelet`: inline fields, a path to a KubeletConfiguration file, or kubelet's defaults."""
     if value is None:
         return parse_kubelet_config({}, "kubelet")
     if isinstance(value, str):
-        return _load_referenced("kubelet", load_kubelet_config_file, _resolve(base_dir, value))
+        return _load_referenced("kubelet", lambda file: load_kubelet_config_file(file, limits=limits),
+                                _resolve(base_dir, value))
     expect_map(value, "kubelet", "a map of KubeletConfiguration fields or a path string", null_is_empty=False)
-    return parse_kubelet_config(value, "kubelet")
+    return parse_kubelet_config(value, "kubelet", limits=limits)
 
 
 def _parse_checkpoint(value: Any) -> Optional[str]:
@@ -158,15 +161,15 @@ def _parse_checkpoint(value: Any) -> Optional[str]:
     raise InputError("checkpoint", f"expected a map or a string, got {type_name(value)}")
 
 
-def _parse_pod(value: Any, where: str, base_dir: str) -> Pod:
+def _parse_pod(value: Any, where: str, base_dir: str, limits: Limits) -> Pod:
     """A POD: inline v1 Pod manifest or a path to one."""
     if isinstance(value, str):
-        return _load_referenced(where, load_pod_file, _resolve(base_dir, value))
+        return _load_referenced(where, lambda file: load_pod_file(file, limits=limits), _resolve(base_dir, value))
     expect_map(value, where, "a v1 Pod manifest or a path string", null_is_empty=False)
-    return parse_pod(value, where)
+    return parse_pod(value, where, limits=limits)
 
 
-def _parse_step(raw: Any, i: int, base_dir: str, config: KubeletConfig) -> Step:
+def _parse_step(raw: Any, i: int, base_dir: str, config: KubeletConfig, limits: Limits) -> Step:
     """One step: exactly one operation, its body, `providers` (admit only) and `expect`."""
     where = index_path("steps", i)
     raw = expect_map(raw, where, "a map with one operation", null_is_empty=False)
@@ -184,7 +187,7 @@ def _parse_step(raw: Any, i: int, base_dir: str, config: KubeletConfig) -> Step:
     body = raw[op]
     body_where = join_path(where, op)
     if op in ("admit", "hints"):
-        step.pod = _parse_pod(body, body_where, base_dir)
+        step.pod = _parse_pod(body, body_where, base_dir, limits)
     elif op == "remove":
         body = expect_map(body, body_where, "a map {pod, namespace, container}", null_is_empty=False)
         check_keys(body, body_where, REMOVE_KEYS, required=("pod",))
@@ -199,7 +202,7 @@ def _parse_step(raw: Any, i: int, base_dir: str, config: KubeletConfig) -> Step:
         if body.get("kubelet") is not None:
             kwhere = join_path(body_where, "kubelet")
             override = expect_map(body["kubelet"], kwhere, "a map of KubeletConfiguration fields", null_is_empty=False)
-            step.kubelet = parse_kubelet_config(override, kwhere, base=config)
+            step.kubelet = parse_kubelet_config(override, kwhere, base=config, limits=limits)
     else:  # start, check
         body = {} if body is None else expect_map(body, body_where, null_is_empty=False)
         check_keys(body, body_where, ())

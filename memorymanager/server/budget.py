@@ -12,7 +12,7 @@ abandoned (`memorymanager.server.node_process`).
 """
 from __future__ import annotations
 
-from kubeinputs.limits import LIMITS, WorkLimitError, flag
+from kubeinputs.limits import DEFAULT_LIMITS, Limits, WorkLimitError, flag
 
 # A request at most this large runs in the node's process itself (milliseconds of work).
 SMALL_CONTAINERS = 32
@@ -30,8 +30,8 @@ _WHY = {
 }
 
 
-def _refuse(what: str, count: int, limit_name: str) -> WorkLimitError:
-    limit = getattr(LIMITS, limit_name)
+def _refuse(what: str, count: int, limit_name: str, limits: Limits) -> WorkLimitError:
+    limit = getattr(limits, limit_name)
     return WorkLimitError(f"{what}: {count:,}, past the work budget of a control request, {limit:,} "
                           f"({limit_name.replace('_', '-')}: {_WHY[limit_name]}; raise it with {flag(limit_name)})")
 
@@ -62,20 +62,21 @@ def hint_count(hints_doc: object) -> int:
     return total
 
 
-def check(pod_doc: object, hints_doc: object = None, *, explain: bool = False) -> None:
-    """Refuse (WorkLimitError) a request past the budget; a request within it passes."""
+def check(pod_doc: object, hints_doc: object = None, *, explain: bool = False,
+          limits: Limits = DEFAULT_LIMITS) -> None:
+    """Refuse (WorkLimitError) a request past the budget of `limits`; a request within it passes."""
     containers, init_containers = container_counts(pod_doc)
-    if init_containers > LIMITS.max_request_init_containers:
-        raise _refuse("init containers in the pod", init_containers, "max_request_init_containers")
-    if containers + init_containers > LIMITS.max_request_containers:
+    if init_containers > limits.max_request_init_containers:
+        raise _refuse("init containers in the pod", init_containers, "max_request_init_containers", limits)
+    if containers + init_containers > limits.max_request_containers:
         raise _refuse("containers in the pod (init containers included)", containers + init_containers,
-                      "max_request_containers")
-    if explain and containers + init_containers > LIMITS.max_explain_containers:
+                      "max_request_containers", limits)
+    if explain and containers + init_containers > limits.max_explain_containers:
         raise _refuse("containers in the pod to explain (init containers included)", containers + init_containers,
-                      "max_explain_containers")
+                      "max_explain_containers", limits)
     hints = hint_count(hints_doc)
-    if hints > LIMITS.max_request_hints:
-        raise _refuse("hints in the request", hints, "max_request_hints")
+    if hints > limits.max_request_hints:
+        raise _refuse("hints in the request", hints, "max_request_hints", limits)
 
 
 def is_small(pod_doc: object, hints_doc: object = None) -> bool:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Protocol, Union
 import grpc
 from google.protobuf.message import Message
 
-from kubeinputs.limits import LIMITS, WorkLimitError, flag
+from kubeinputs.limits import WorkLimitError, flag
 from memorymanager.server.control_ops import execute, prepare, status_of
 from memorymanager.server.host import NodeHost
 from memorymanager.server.protos.control import control_pb2_grpc as pb_grpc
@@ -38,16 +38,17 @@ def queue_full(limit: int) -> WorkLimitError:
 
 
 class Slots:
-    """At most `max-control-queue` control requests waiting or running; the next one is refused."""
+    """At most `limit` (max-control-queue) control requests waiting or running; the next one is refused."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
         self._lock = threading.Lock()
+        self.limit = limit
         self.taken = 0
 
     def take(self) -> None:
         """Take a slot, or raise the queue-full refusal."""
         with self._lock:
-            limit = LIMITS.max_control_queue
+            limit = self.limit
             if self.taken >= limit:
                 raise queue_full(limit)
             self.taken += 1
@@ -63,13 +64,13 @@ class LocalControl:
 
     def __init__(self, host: NodeHost) -> None:
         self.host = host
-        self.slots = Slots()
+        self.slots = Slots(host.limits.max_control_queue)
 
     def call(self, method: str, request: Message) -> Message:
         """Run one control request under the host's lock; its response."""
         self.slots.take()
         try:
-            prepared = prepare(method, request)
+            prepared = prepare(method, request, self.host.limits)
             with self.host.lock:
                 return execute(self.host, prepared)
         finally:

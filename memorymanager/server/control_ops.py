@@ -21,6 +21,7 @@ from google.protobuf.message import Message
 from kubeinputs.errors import InputError, echo
 from kubeinputs.limits import WorkLimitError
 from kubeinputs.quantity import QuantityError
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.reader import load_json_text, load_text
 from memorymanager.explain.build import explain_pod
 from memorymanager.explain.jsondoc import dumps, explanation_document
@@ -77,19 +78,19 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str]:
     return grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}"
 
 
-def decode_hints(text: str) -> object:
-    """The request's hints field: empty = none, else a YAML/JSON document."""
+def decode_hints(text: str, limits: Limits = DEFAULT_LIMITS) -> object:
+    """The request's hints field: empty = none, else a YAML/JSON document (read within `limits`)."""
     if not text.strip():
         return None
     try:
-        return load_json_text(text, "hints")
+        return load_json_text(text, "hints", limits)
     except InputError as exc:
         if not exc.reason.startswith("not valid JSON: line"):
             raise  # a limit (depth, number length) or a duplicate key: the JSON reader's own words
-        return load_text(text, "hints")  # YAML, or the error with line and column
+        return load_text(text, "hints", limits=limits)  # YAML, or the error with line and column
 
 
-def decode_pod(text: str) -> dict:
+def decode_pod(text: str, limits: Limits = DEFAULT_LIMITS) -> dict:
     """The request's pod manifest decoded (JSON, else YAML with line and column in its errors); the
     text is never read as a file name on the server's disk."""
     if not text.strip():
@@ -97,12 +98,12 @@ def decode_pod(text: str) -> dict:
     doc = None
     if text.lstrip().startswith("{"):
         try:
-            doc = load_json_text(text, "pod")
+            doc = load_json_text(text, "pod", limits)
         except InputError as exc:
             if not exc.reason.startswith("not valid JSON: line"):
                 raise  # a limit (depth, number length) or a duplicate key
     if doc is None:
-        doc = load_text(text, "pod")
+        doc = load_text(text, "pod", limits=limits)
     if not isinstance(doc, dict):
         raise InputError("pod", "neither an existing file nor a v1 Pod manifest (YAML or JSON)")
     return doc
@@ -119,18 +120,18 @@ class Prepared:
     small: bool = True
 
 
-def prepare(method: str, request: Message) -> Prepared:
-    """Decode the request's documents and hold them against the work budget (raises InputError,
-    WorkLimitError)."""
+def prepare(method: str, request: Message, limits: Limits = DEFAULT_LIMITS) -> Prepared:
+    """Decode the request's documents and hold them against the work budget of `limits` (raises
+    InputError, WorkLimitError)."""
     prepared = Prepared(method, request)
     if method in ("Admit", "WouldAdmit", "Explain", "Hints"):
         if method == "Explain":
             form = request.format or "text"
             if form not in ("text", "json"):
                 raise InputError("format", f'unknown format "{echo(form)}"; expected "text" or "json"')
-        prepared.pod = decode_pod(request.pod)
-        prepared.hints = decode_hints(request.hints) if method != "Hints" else None
-        budget.check(prepared.pod, prepared.hints, explain=method == "Explain")
+        prepared.pod = decode_pod(request.pod, limits)
+        prepared.hints = decode_hints(request.hints, limits) if method != "Hints" else None
+        budget.check(prepared.pod, prepared.hints, explain=method == "Explain", limits=limits)
         prepared.small = budget.is_small(prepared.pod, prepared.hints)
     elif method == "Remove":  # a pod by name and namespace, or by UID
         if not request.pod.strip() or "\n" in request.pod:
@@ -169,7 +170,7 @@ def _remove(host: NodeHost, p: Prepared) -> pb.RemoveResponse:
 
 
 def _hints(host: NodeHost, p: Prepared) -> pb.HintsResponse:
-    hints = host.locked(lambda: host.node.hints(document_pod(p.pod)))
+    hints = host.locked(lambda: host.node.hints(document_pod(p.pod, host.limits)))
     containers = []
     for name, by_resource in hints.items():
         if by_resource is None:
@@ -212,7 +213,7 @@ def _machine_state(host: NodeHost, p: Prepared) -> pb.MachineStateResponse:
 
 
 def _restart(host: NodeHost, p: Prepared) -> pb.RestartResponse:
-    host.restart(parse_overrides(p.request.kubelet, "kubelet"))
+    host.restart(parse_overrides(p.request.kubelet, "kubelet", host.limits))
     return pb.RestartResponse()
 
 
@@ -225,7 +226,7 @@ def _explain(host: NodeHost, p: Prepared) -> pb.ExplainResponse:
     def explain() -> Any:
         node = host.node
         node.pods()  # starts the node on first use, as every other call does
-        pod = document_pod(p.pod)
+        pod = document_pod(p.pod, host.limits)
         return explain_pod(node.simulated_node, pod, hint_provider(pod, p.hints, node.kubelet.topology_manager_scope))
 
     explanation = host.locked(explain)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, TypeVar
 
 from kubeinputs.errors import InputError
 from kubeinputs.features import FeatureGateError, FeatureGates
-from kubeinputs.pod import Pod, parse_pod
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
+from kubeinputs.pod import Container, Pod, parse_pod
 from kubeinputs.reader import load_file, load_text
 from memorymanager.node.api import Admission, HintsInput, Node, PodInput, find_admitted, read_pod
 from memorymanager.node.simulated_node import KubeletStartError
@@ -33,25 +33,25 @@ T = TypeVar("T")
 PODS_FILE_NAME = "served_pods.json"
 
 
-def listed_containers(pod: Pod, sidecars: bool = True) -> list[Any]:
+def listed_containers(pod: Pod, sidecars: bool = True) -> list[Container]:
     """Kubelet's PodResources order: restartable init containers (sidecars) first, then app
     containers; regular init containers are not listed."""
     first = [c for c in pod.init_containers if sidecars and c.is_restartable]
     return first + list(pod.containers)
 
 
-def document_pod(pod: PodInput) -> Pod:
+def document_pod(pod: PodInput, limits: Limits = DEFAULT_LIMITS) -> Pod:
     """A pod the server was sent (decoded from a request's JSON or YAML) or keeps in its pods file:
     a decoded document is read as a file's document is, `null` keeping its Kubernetes meaning
     (`kubeinputs.pod.parse_pod`); the Python API's refusal of None is for values given in Python."""
     if isinstance(pod, Mapping):
-        return parse_pod(dict(pod), "pod")
-    return read_pod(pod)
+        return parse_pod(dict(pod), "pod", limits=limits)
+    return read_pod(pod, limits=limits)
 
 
 class NodeHost(SnapshotReader):
-    """A started `memorymanager.Node` behind one lock, with kubelet's metrics attached and the
-    readers' snapshot published after every change."""
+    """A started `memorymanager.Node` behind one lock, observed by kubelet's metrics, and the readers'
+    snapshot published after every change."""
 
     def __init__(self, node: Node, *, already_started: bool = False, pods_file: Optional[str] = None,
                  file_ops: Optional[FileOps] = None) -> None:
@@ -76,9 +76,14 @@ class NodeHost(SnapshotReader):
             self._restore_pods()
             node.start()  # raises KubeletStartError, before any socket is bound
             self._reconcile()
-        self.metrics.attach(node.simulated_node)
+        node.simulated_node.add_observer(self.metrics)  # a restart starts its counters again from zero
         self._publish_all()
         self.metrics_part()
+
+    @property
+    def limits(self) -> Limits:
+        """The work limits of the node's readers, and of the control requests (their budget and queue)."""
+        return self.node.limits
 
     def _remove_temp_files(self) -> None:
         """Temporary files a killed process left in the state folder (a write cut before its rename)."""
@@ -102,10 +107,10 @@ class NodeHost(SnapshotReader):
         before kubelet starts (as its pod sources and container runtime report them)."""
         if self.pods_file is None or not os.path.exists(self.pods_file):
             return
-        doc = load_file(self.pods_file)
+        doc = load_file(self.pods_file, self.limits)
         if not isinstance(doc, dict) or not isinstance(doc.get("pods"), list):
             raise InputError("pods", "expected {pods: [v1 Pod manifest, ...]}").in_file(self.pods_file)
-        pods = [document_pod(item) for item in doc["pods"]]
+        pods = [document_pod(item, self.limits) for item in doc["pods"]]
         self.node.simulated_node.assume_running(pods)
         self._manifests = {pod.uid: item for pod, item in zip(pods, doc["pods"])}
 
@@ -132,7 +137,7 @@ class NodeHost(SnapshotReader):
         blocks = {c.name: tuple(node.memory_blocks(pod.uid, c.name)) for c in listed_containers(pod)}
         pod_blocks = tuple(node.pod_memory_blocks(pod.uid))
 
-        def view(containers: list[Any]) -> PodView:
+        def view(containers: list[Container]) -> PodView:
             return PodView(pod.name, pod.namespace, pod.uid,
                            tuple(ContainerView(c.name, blocks[c.name]) for c in containers), pod_blocks)
 
@@ -236,14 +241,15 @@ class NodeHost(SnapshotReader):
     def admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         with self.lock:
             self.generation += 1  # even a refusal may leave earlier containers' allocations
-            parsed = document_pod(pod)
+            parsed = document_pod(pod, self.limits)
             listed = parsed.uid in self._manifests
             decided = False  # kubelet admitted or refused the pod (it then moves to the end of its list)
             try:
                 answer = self.node.admit(parsed, hints)  # the checkpoint is stored before the pod is listed
                 decided = True
                 if self.pods_file is not None and (answer.admitted or listed):  # a refused re-admission unlists
-                    doc = pod if isinstance(pod, dict) else load_text(pod, "pod") if isinstance(pod, str) else None
+                    doc = pod if isinstance(pod, dict) else \
+                        load_text(pod, "pod", limits=self.limits) if isinstance(pod, str) else None
                     if answer.admitted and isinstance(doc, dict):
                         self._manifests.pop(parsed.uid, None)
                         self._manifests[parsed.uid] = doc
@@ -254,7 +260,7 @@ class NodeHost(SnapshotReader):
 
     def would_admit(self, pod: PodInput, hints: HintsInput = None) -> Admission:
         with self.lock:
-            return self.node.would_admit(document_pod(pod), hints)
+            return self.node.would_admit(document_pod(pod, self.limits), hints)
 
     def remove(self, pod: str, container: Optional[str] = None, *, namespace: Optional[str] = None) -> None:
         with self.lock:
@@ -278,11 +284,10 @@ class NodeHost(SnapshotReader):
         """A kubelet restart: state from the checkpoint, counters from zero."""
         with self.lock:
             self.generation += 1
-            self.metrics.reset()
+            self.metrics.reset()  # a restart request starts the counters again, as the readers' `restarted` does
             try:
-                self.node.restart(**(overrides or {}))
+                self.node.restart(**(overrides or {}))  # the observer hears the start itself: from zero again
             finally:
-                self.metrics.attach(self.node.simulated_node)
                 self._publish_all(restarted=True)
 
 
@@ -292,13 +297,11 @@ def not_running_message(error: KubeletStartError) -> str:
     return f"kubelet is not running: {error}" + (f"\n{error.hint}" if error.hint else "")
 
 
-def parse_overrides(text: str, where: str) -> dict[str, object]:
+def parse_overrides(text: str, where: str, limits: Limits = DEFAULT_LIMITS) -> dict[str, object]:
     """A YAML/JSON map of KubeletConfiguration fields (empty text: no change)."""
-    from kubeinputs.reader import load_text
-
     if not text.strip():
         return {}
-    doc = load_text(text, where)
+    doc = load_text(text, where, limits=limits)
     if not isinstance(doc, dict):
         raise InputError(where, "expected a map of KubeletConfiguration fields")
     return doc

@@ -21,12 +21,12 @@ Kubelet's series (`kubelet_series.SERIES`: names, types, help texts with compone
   counted; the `Get` series exist only with the `KubeletPodResourcesGet` gate on. Each label
   value appears once a call has used it (kubelet's counter vectors start empty).
 
-Kubelet counts these inside its managers and servers. Here `KubeletMetrics.attach` gives one
-started node's managers counting subclasses (per instance; the managers' classes and code stay
-free of metrics), a deep copy of the node (`would_admit`'s trial) counts into a detached
-recorder, and the PodResources servicers report each call to `KubeletMetrics` as their
-observer. Counters belong to one kubelet process: a restart starts them again from zero, as
-kubelet's do. `serve` builds the page from two parts (`NodeMetrics` + `metrics_page`): what the node
+Kubelet counts these inside its managers and servers. Here `KubeletMetrics` is an observer of
+the node's managers (`topologymanager.observer`: the managers report where kubelet counts, and
+the counting is done here), a copy of the node (`would_admit`'s trial, `SimulatedNode.fork`) has
+observers of its own, and the PodResources servicers report each call to `KubeletMetrics` as
+their observer. Counters belong to one kubelet process: a (re)start starts them again from
+zero, as kubelet's do. `serve` builds the page from two parts (`NodeMetrics` + `metrics_page`): what the node
 itself shows (the managers' counts, the per-NUMA gauges, the gates), built only when the node
 changed, possibly in the node's own process; and the PodResources counts of the process that
 serves PodResources, read at every scrape.
@@ -43,18 +43,20 @@ gathers them) rather than by prometheus-client's `generate_latest`, which would 
 """
 from __future__ import annotations
 
-import contextlib
 import http.server
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from prometheus_client.core import Metric
 
 from kubeinputs.features import FeatureGateError, FeatureGates
+from kubeinputs.pod import Container, Pod
+from memorymanager.node.simulated_node import SimulatedNode
 from memorymanager.server.kubelet_series import ADMISSION_DURATION_MS_BUCKETS, SERIES, series
-from topologymanager.policy import is_alignment_guaranteed
+from topologymanager.admission import PodAdmitResult
+from topologymanager.observer import MEMORY_MANAGER, Observer
 
 T = TypeVar("T")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -100,12 +102,15 @@ class Counts:
     pod_resources: dict[tuple[str, str], int] = field(default_factory=dict)  # (series, server_api_version)
 
 
-class KubeletMetrics:
-    """Kubelet's memory and topology manager counters for one node, fed by `attach`."""
+class KubeletMetrics(Observer):
+    """Kubelet's memory and topology manager counters for one node: an observer of its managers (add it
+    to the simulated node), and of the PodResources servicers."""
 
     def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
         self.counts = Counts()
+        self.node: Optional[SimulatedNode] = None  # the simulated node of the last (re)start heard
         self._clock = clock
+        self._admission_started = 0.0
         self._lock = threading.Lock()
 
     def reset(self) -> None:
@@ -159,28 +164,39 @@ class KubeletMetrics:
             else:
                 getattr(self.counts, name)[key] += 1
 
-    # ----- instrumentation -----
+    # ----- the managers' counts (an observer of the node's managers) -----
 
-    def __deepcopy__(self, memo: dict) -> "KubeletMetrics":
-        """A copy of an instrumented node (`would_admit`'s trial) counts into a fresh, detached
-        recorder: trial admissions are not kubelet admissions."""
-        return KubeletMetrics(self._clock)
+    def kubelet_started(self, node: object) -> None:
+        """A new kubelet process: every counter from zero."""
+        self.node = node if isinstance(node, SimulatedNode) else None
+        self.reset()
 
-    def attach(self, node: Any) -> None:
-        """Count what the started node's managers do from now on (call again after each start).
+    def admission_started(self, pod: Pod) -> None:
+        """`topology_manager_admission_requests_total`, and the duration's start."""
+        self._add("admission_requests")
+        self._admission_started = self._clock()
 
-        The managers' classes are swapped, per instance, for counting subclasses that call the
-        original methods; a deep copy of the node keeps counting into a detached recorder.
-        """
-        if getattr(node, "memory_manager", None) is None or getattr(node, "topology_manager", None) is None:
-            return
-        policy = node.memory_manager.policy
-        if policy.name() == "Static":  # only the Static policy pins memory
-            _counting(policy, _CountedPolicy, self)
-        manager = node.topology_manager
-        _counting(manager, _CountedTopologyManager, self)
-        if is_alignment_guaranteed(manager.get_policy()) and manager.scope.name in SCOPES:
-            _counting(manager.scope, _CountedScope, self)
+    def admission_done(self, pod: Pod, result: PodAdmitResult) -> None:
+        """The admission's duration in whole milliseconds (Go's Duration.Milliseconds(): truncated), and
+        `topology_manager_admission_errors_total` for a refusal."""
+        self.observe_duration(float(int((self._clock() - self._admission_started) * 1000)))
+        if not result.admit:
+            self._add("admission_errors")
+
+    def alignment(self, scope: str, boundary: str, aligned: bool) -> None:
+        """`container_aligned_compute_resources_count` / `..._failure_count` (boundary numa_node)."""
+        if scope in SCOPES and boundary == BOUNDARY_NUMA:
+            self._add("aligned" if aligned else "aligned_failures", scope)
+
+    def pinning_requested(self, provider: str, pod: Pod, container: Optional[Container]) -> None:
+        """`memory_manager_pinning_requests_total`."""
+        if provider == MEMORY_MANAGER:
+            self._add("pinning_requests")
+
+    def pinning_failed(self, provider: str, pod: Pod, container: Optional[Container], error: BaseException) -> None:
+        """`memory_manager_pinning_errors_total`."""
+        if provider == MEMORY_MANAGER:
+            self._add("pinning_errors")
 
     # ----- exposition -----
 
@@ -227,81 +243,6 @@ def kubelet_families(c: Counts, gates: FeatureGates = FeatureGates()) -> list[Me
     return out
 
 
-_COUNTING_CLASSES: dict[tuple[type, type], type] = {}
-
-
-def _counting(obj: Any, mixin: type, metrics: KubeletMetrics) -> None:
-    """Give `obj` the counting `mixin` on top of its own class, and its recorder."""
-    cls = type(obj)
-    if not issubclass(cls, mixin):
-        key = (mixin, cls)
-        if key not in _COUNTING_CLASSES:
-            _COUNTING_CLASSES[key] = type(f"Counted{cls.__name__}", (mixin, cls), {})
-        obj.__class__ = _COUNTING_CLASSES[key]
-    obj._kubelet_metrics = metrics
-
-
-class _CountedPolicy:
-    """The Static memory-manager policy, counting pinning requests and errors as kubelet does:
-    one per Allocate (AllocatePod) of a Guaranteed pod it does not skip, an error when it fails."""
-
-    _kubelet_metrics: KubeletMetrics
-
-    def _counted(self, call: Callable[[], None], pod: Any, pod_level: bool) -> None:
-        if not self._is_guaranteed(pod) or (not pod_level and self._skip_pod_level(pod)):
-            return call()
-        self._kubelet_metrics._add("pinning_requests")
-        try:
-            return call()
-        except Exception:
-            self._kubelet_metrics._add("pinning_errors")
-            raise
-
-    def allocate(self, state: Any, pod: Any, container: Any) -> None:
-        return self._counted(lambda: super(_CountedPolicy, self).allocate(state, pod, container), pod, False)
-
-    def allocate_pod(self, state: Any, pod: Any) -> None:
-        return self._counted(lambda: super(_CountedPolicy, self).allocate_pod(state, pod), pod, True)
-
-
-class _CountedTopologyManager:
-    """The topology manager, counting admissions, refusals and their duration in whole ms."""
-
-    _kubelet_metrics: KubeletMetrics
-
-    def admit(self, pod: Any) -> Any:
-        metrics = self._kubelet_metrics
-        metrics._add("admission_requests")
-        start = metrics._clock()
-        result = super().admit(pod)  # type: ignore[misc]
-        elapsed_ms = int((metrics._clock() - start) * 1000)  # Go's Duration.Milliseconds(): truncated
-        metrics.observe_duration(float(elapsed_ms))
-        if not result.admit:
-            metrics._add("admission_errors")
-        elif self.scope.name == "pod" and is_alignment_guaranteed(self.get_policy()):
-            metrics._add("aligned", "pod")
-        return result
-
-
-class _CountedScope:
-    """A container or pod scope under single-numa-node: alignment failures per merge, and (in
-    container scope) one aligned container per successful allocation."""
-
-    _kubelet_metrics: KubeletMetrics
-
-    def calculate_affinity(self, *args: Any) -> Any:
-        best, admitted = super().calculate_affinity(*args)  # type: ignore[misc]
-        if not admitted:
-            self._kubelet_metrics._add("aligned_failures", self.name)
-        return best, admitted
-
-    def allocate_aligned_resources(self, pod: Any, container: Any) -> Any:
-        err = super().allocate_aligned_resources(pod, container)  # type: ignore[misc]
-        if err is None and self.name == "container":
-            self._kubelet_metrics._add("aligned", "container")
-        return err
-
-
 def _histogram(name: str, counts: Counts) -> Metric:
     """A histogram family with kubelet's buckets (cumulative counts, +Inf, sum, count)."""
     metric = Metric(name, series(name).help_text, "histogram")
@@ -315,10 +256,10 @@ def _histogram(name: str, counts: Counts) -> Metric:
     return metric
 
 
-def numa_families(node: Any) -> list[Metric]:
+def numa_families(node: SimulatedNode) -> list[Metric]:
     """Per-NUMA-node gauges of a simulated node (`Node.simulated_node`); nothing when it is
     not running."""
-    if not getattr(node, "running", False):
+    if not node.running:
         return []
     machine_state = node.state().get_machine_state()
     containers: dict[tuple[int, str], int] = {}
@@ -407,7 +348,7 @@ def _escape(value: str) -> str:
     return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
-def exposition(metrics: KubeletMetrics, node: Any) -> str:
+def exposition(metrics: KubeletMetrics, node: SimulatedNode) -> str:
     """Everything `/metrics` shows for a simulated node: kubelet's families and the per-NUMA
     gauges, sorted by name as client_golang gathers them."""
     return metrics_page(node_metrics(metrics, node), metrics)
@@ -423,7 +364,7 @@ class NodeMetrics:
     gates: FeatureGates
 
 
-def node_metrics(metrics: KubeletMetrics, node: Any) -> NodeMetrics:
+def node_metrics(metrics: KubeletMetrics, node: SimulatedNode) -> NodeMetrics:
     """The node's part of the page, now."""
     return NodeMetrics(metrics.snapshot(), numa_families(node), _feature_gates(node))
 
@@ -435,43 +376,13 @@ def metrics_page(node: NodeMetrics, pod_resources: KubeletMetrics) -> str:
     return render(sorted(kubelet_families(counts, node.gates) + node.numa, key=lambda m: m.name))
 
 
-def _feature_gates(node: Any) -> FeatureGates:
+def _feature_gates(node: SimulatedNode) -> FeatureGates:
     """The node's feature gates (the defaults when they do not validate: such a kubelet never
     started, and its PodResources server answered nothing)."""
     try:
         return FeatureGates.from_config(node.config.feature_gates)
     except FeatureGateError:
         return FeatureGates()
-
-
-@contextlib.contextmanager
-def recording_scenarios() -> Iterator[Callable[[], str]]:
-    """While active, every node the scenario runner builds is instrumented; yields a function
-    giving the exposition of the last one (`run --metrics FILE`).
-
-    Each start or restart of a node is a new kubelet process, so its counters start from zero.
-    The runner's `SimulatedNode` name is swapped for an instrumented subclass for the duration
-    only (the runner itself stays unaware of metrics).
-    """
-    from memorymanager.runner import execute
-
-    last: dict[str, Any] = {}
-
-    class RecordedNode(execute.SimulatedNode):  # type: ignore[misc, valid-type]
-        def start(self) -> None:
-            metrics = KubeletMetrics()
-            last["node"], last["metrics"] = self, metrics
-            try:
-                super().start()
-            finally:
-                metrics.attach(self)
-
-    original = execute.SimulatedNode
-    execute.SimulatedNode = RecordedNode
-    try:
-        yield lambda: exposition(last["metrics"], last["node"]) if last else render(KubeletMetrics().families())
-    finally:
-        execute.SimulatedNode = original
 
 
 class MetricsHTTPServer:
@@ -517,11 +428,13 @@ class MetricsHTTPServer:
         self.httpd.server_close()
 
 
-def write_scenario_metrics(path: str, run: Callable[[], T]) -> T:
-    """Call `run` (the scenario runner) with recording on, then write the metrics to `path`."""
-    with recording_scenarios() as text:
-        result = run()
-        page = text()
+def write_scenario_metrics(path: str, run: Callable[[Sequence[Observer]], T]) -> T:
+    """Call `run` (the scenario runner) with an observer for every node it builds, then write the metrics
+    of the last kubelet (re)start to `path`: each start or restart is a new kubelet process, whose
+    counters start from zero."""
+    metrics = KubeletMetrics()
+    result = run([metrics])
+    page = exposition(metrics, metrics.node) if metrics.node is not None else render(KubeletMetrics().families())
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(page)
     return result

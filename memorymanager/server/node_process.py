@@ -34,13 +34,15 @@ import signal
 import socket
 import threading
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import grpc
 from google.protobuf.message import Message
 
+from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from memorymanager.server.control import Slots
 from memorymanager.server.control_ops import (CHANGE, KINDS, READ, REQUESTS, RESPONSES, ControlStatus, Prepared,
                                               execute, prepare, status_of)
@@ -58,8 +60,18 @@ class GatedFileOps(FileOps):
     """FileOps whose first file call of a request asks `gate` first (the commit point); the gate is
     armed per request by the node process and is None elsewhere (nothing asked)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        super().__init__(limits)
         self.gate: Optional[Callable[[], None]] = None
+
+    @contextmanager
+    def armed(self, gate: Callable[[], None]) -> Iterator[None]:
+        """Within (one request): the first file call asks `gate` first."""
+        self.gate = gate
+        try:
+            yield
+        finally:
+            self.gate = None
 
     def create_temp(self, directory: str, prefix: str) -> tuple[int, str]:
         """Ask the gate (once per request), then create the temporary file."""
@@ -86,17 +98,15 @@ def _ask_to_commit(conn: Connection) -> None:
 
 def _run(host: NodeHost, conn: Connection, prepared: Prepared) -> None:
     """Run one prepared request on the host and send the answer with the changes it published."""
-    if isinstance(host.file_ops, GatedFileOps):
-        host.file_ops.gate = lambda: _ask_to_commit(conn)
+    gated = host.file_ops.armed(lambda: _ask_to_commit(conn)) if isinstance(host.file_ops, GatedFileOps) \
+        else nullcontext()
     try:
-        response = execute(host, prepared)
+        with gated:
+            response = execute(host, prepared)
         reply: tuple = ("reply", True, response.SerializeToString())
     except Exception as exc:  # the API's errors, and bugs: a status, never a dead node
         code, message = status_of(exc)
         reply = ("reply", False, (code.name, message))
-    finally:
-        if isinstance(host.file_ops, GatedFileOps):
-            host.file_ops.gate = None
     conn.send(reply + (host.take_changes(),))
 
 
@@ -109,7 +119,7 @@ def _inline(method: str, prepared: Prepared) -> bool:
 
 def _node_main(host: NodeHost, conn: Connection) -> None:
     """The node process: answer requests until the server goes; a forked change takes over."""
-    host.journal = []
+    host.take_changes()  # from now on the host keeps what it publishes, for this process to ship
     while True:
         try:
             message = conn.recv()
@@ -120,7 +130,7 @@ def _node_main(host: NodeHost, conn: Connection) -> None:
             continue
         _, method, data = message
         try:
-            prepared = prepare(method, REQUESTS[method].FromString(data))
+            prepared = prepare(method, REQUESTS[method].FromString(data), host.limits)
         except Exception as exc:  # a request that does not decode, or past the work budget
             code, text = status_of(exc)
             conn.send(("reply", False, (code.name, text), []))
@@ -196,7 +206,7 @@ class NodeProcess(SnapshotReader):
             pass  # the child set it already (or is gone: the first request will say so)
         self.pid = pid
         self.conn = Connection(ours.detach())
-        self.slots = Slots()
+        self.slots = Slots(host.limits.max_control_queue)
         self._queue: "queue.Queue[Optional[_Job]]" = queue.Queue()
         self._conn_lock = threading.Lock()  # one exchange with the node process at a time
         self._state = threading.Condition()  # guards the three flags below

@@ -29,7 +29,6 @@ from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Pod
 from memorymanager.server.nrt_aggregator import ResourcesAggregator
 from memorymanager.server.nrt_scanner import ALL_NAMESPACES, ScanOptions, scan
-from memorymanager.server.nrt_zones import ZoneAmounts, node_zones, quantity, zone_name  # noqa: F401 (re-exported)
 from memorymanager.server.protos.v1 import api_pb2 as v1
 
 if TYPE_CHECKING:
@@ -38,7 +37,6 @@ if TYPE_CHECKING:
 
 API_VERSION = "topology.node.k8s.io/v1alpha2"
 KIND = "NodeResourceTopology"
-NFD_VERSION = "v0.19.0"
 TOPOLOGY_MANAGER_POLICY_ATTRIBUTE = "topologyManagerPolicy"
 TOPOLOGY_MANAGER_SCOPE_ATTRIBUTE = "topologyManagerScope"
 

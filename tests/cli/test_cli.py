@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import memorymanager.cli.app as cli
+import memorymanager.cli.common as common
 from tests.helpers.scenarios import TWO_NODE_MACHINE
 
 from tests.helpers.paths import REPO_ROOT as ROOT
@@ -153,9 +154,9 @@ def test_machine_command_on_a_fake_sysfs():
 
 
 def test_machine_table_and_sizes():
-    assert cli.human_bytes(64 << 30) == "64Gi"
-    assert cli.human_bytes(3 << 29) == "1.5Gi"
-    assert cli.human_bytes(512) == "512"
+    assert common.human_bytes(64 << 30) == "64Gi"
+    assert common.human_bytes(3 << 29) == "1.5Gi"
+    assert common.human_bytes(512) == "512"
     lines = cli.machine_table(
         {"num_cores": 1, "memory_capacity": 1 << 30,
          "topology": [{"node_id": 0, "memory": 1 << 30, "hugepages": [{"page_size": 2048, "num_pages": 4}],

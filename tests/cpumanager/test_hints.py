@@ -6,7 +6,8 @@ from hypothesis import given, settings, strategies as st
 from kubeinputs.cpuset import CPUSet
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
-from cpumanager.hints import generate_cpu_topology_hints, listed_hints
+from cpumanager.hints import generate_cpu_topology_hints
+from cpumanager.listed_hints import listed_hints
 from cpumanager.reference_hints import reference_generate_cpu_topology_hints
 from cpumanager.topology import CPUInfo, CPUTopology
 from tests.cpumanager import topologies as t

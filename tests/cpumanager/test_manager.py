@@ -11,6 +11,7 @@ from kubeinputs.kubelet_config import node_allocatable_reservation, parse_kubele
 from kubeinputs.quantity import parse_quantity
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import HintProvider
+from topologymanager.observer import Observer
 from cpumanager.errors import CPUManagerError
 from cpumanager.manager import new_manager
 from cpumanager.policy_static import SMTAlignmentError
@@ -268,3 +269,50 @@ def test_admission_on_64_numa_nodes_with_cpus_uses_the_family():
     affinity = tm.get_affinity("p", "c")
     assert affinity.preferred and bin(affinity.numa_node_affinity).count("1") == 3
     assert cm.get_cpus("p", "c").size() == 3
+
+
+class Heard(Observer):
+    """An observer of the CPU manager, keeping what it is told."""
+
+    def __init__(self):
+        self.events = []
+
+    def hints_given(self, provider, pod, container, hints):
+        self.events.append(("hints", provider, container.name))
+
+    def skipped(self, provider, pod, container, why):
+        self.events.append(("skipped", container.name, why))
+
+    def pinning_requested(self, provider, pod, container):
+        self.events.append(("pin", container.name))
+
+    def pinning_failed(self, provider, pod, container, error):
+        self.events.append(("pin failed", container.name, type(error).__name__))
+
+    def alignment(self, scope, boundary, aligned):
+        self.events.append(("aligned", scope, boundary, aligned))
+
+    def allocation_done(self, provider, pod, container, error):
+        self.events.append(("done", provider, container.name, error is None))
+
+
+def test_the_observer_hears_pinning_where_kubelet_counts_it():
+    heard = Heard()
+    m = new_manager("static", {"full-pcpus-only": "true"}, dual_socket_ht_machine(), CPUSet(), cpu("1"), None,
+                    FakeStore(), FeatureGates.from_config({}), observer=heard)
+    m.start(lambda: [])
+    good, odd = pod_of("p", [("c", "2")]), pod_of("q", [("c", "3")])
+    m.get_topology_hints(good, good.containers[0])
+    m.allocate(good, good.containers[0])
+    with pytest.raises(SMTAlignmentError):
+        m.allocate(odd, odd.containers[0])
+    shared = pod_of("r", [("c", "500m")])
+    m.allocate(shared, shared.containers[0])
+    assert heard.events == [
+        ("hints", "cpu", "c"),
+        ("pin", "c"), ("aligned", "container", "uncore_cache", True), ("aligned", "container", "physical_cpu", True),
+        ("done", "cpu", "c", True),
+        ("pin", "c"), ("pin failed", "c", "SMTAlignmentError"), ("aligned", "container", "physical_cpu", False),
+        ("done", "cpu", "c", False),
+        ("skipped", "c", "container belongs in the shared pool"), ("done", "cpu", "c", True),
+    ]

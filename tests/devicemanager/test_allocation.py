@@ -243,3 +243,33 @@ def test_the_manager_is_a_topology_manager_hint_provider():
     from topologymanager.hint_provider import HintProvider
 
     assert isinstance(_manager({}, []), HintProvider)
+
+
+def test_the_observer_hears_hints_and_allocations():
+    from topologymanager.observer import Observer
+
+    class Heard(Observer):
+        def __init__(self):
+            self.events = []
+
+        def hints_given(self, provider, pod, container, hints):
+            self.events.append(("hints", provider, container.name, sorted(hints or {})))
+
+        def allocation_started(self, provider, pod, container):
+            self.events.append(("allocate", provider, container.name))
+
+        def allocation_done(self, provider, pod, container, error):
+            self.events.append(("done", provider, container.name, None if error is None else str(error)))
+
+    heard = Heard()
+    p = single("p", "c", {R: 3})
+    m = new_manager([0, 1], FixedAffinity(P(0)), None, {R: [numa_device("a", 0), numa_device("b", 1)]},
+                    observer=heard)
+    m.start(lambda: [p])
+    m.get_topology_hints(p, p.containers[0])
+    with pytest.raises(DeviceManagerError):
+        m.allocate(p, p.containers[0])
+    assert heard.events[0] == ("hints", "devices", "c", [R])
+    assert heard.events[1] == ("allocate", "devices", "c")
+    assert heard.events[2][:3] == ("done", "devices", "c")
+    assert "requested number of devices unavailable" in heard.events[2][3]

@@ -14,7 +14,7 @@ from memorymanager.cli.app import main
 from memorymanager.fleet.engines import execute, plan
 from memorymanager.fleet.nrt_filter import filter_pod
 from memorymanager.fleet.fleetnode import memory_only
-from memorymanager.fleet.simulate import Simulation
+from memorymanager.fleet.simulate import Simulation, SimulationObserver
 from memorymanager.fleet.spec import load_fleet
 from memorymanager.fleet.summary import build_summary, dumps
 from memorymanager.fleet.trace import is_bound, load_trace
@@ -118,31 +118,22 @@ def test_numa_aware_places_only_where_the_filter_fits():
     passes node fit and the filter; nodes the filter refuses are never tried."""
     spec = load_fleet(SWEEP)
     events = load_trace(spec.trace, spec.templates, spec.node_names())
-    sim = Simulation(spec, spec.variants[0])
-    tried = []
-    original = sim._filter
+    tried, admits = [], []
 
-    def spy(node, ask):
-        verdict = original(node, ask)
-        # the filter sees memory and hugepages, with the QoS class of the whole pod
-        pod = next(e.pod for e in events if e.pod is not None and e.pod.name == ask.pod.name)
-        assert (ask.pod, ask.qos) == (memory_only(pod), get_pod_qos(pod, True))
-        assert verdict == filter_pod(ask.pod, node.nrt(), node.allocatable, qos=ask.qos).fits
-        tried.append((ask.pod.name, node.name, verdict))
-        return verdict
+    class Watch(SimulationObserver):
+        def filtered(self, node, ask, fits):
+            # the filter sees memory and hugepages, with the QoS class of the whole pod
+            pod = next(e.pod for e in events if e.pod is not None and e.pod.name == ask.pod.name)
+            assert (ask.pod, ask.qos) == (memory_only(pod), get_pod_qos(pod, True))
+            assert fits == filter_pod(ask.pod, node.nrt(), node.allocatable, qos=ask.qos).fits
+            tried.append((ask.pod.name, node.name, fits))
 
-    sim._filter = spy
-    admits = []
-    for n in sim.nodes:
-        real = n.admit
-
-        def admit(key, pod, requests, _real=real, _name=n.name):
+        def kubelet_answered(self, node, pod, answer):
             last = [t for t in tried if t[0] == pod.name]
-            assert last and last[-1][1] == _name and last[-1][2], "kubelet was asked on a node the filter refused"
-            admits.append(_name)
-            return _real(key, pod, requests)
+            assert last and last[-1][1] == node.name and last[-1][2], "kubelet was asked on a node the filter refused"
+            admits.append(node.name)
 
-        n.admit = admit
+    sim = Simulation(spec, spec.variants[0], observer=Watch())
     sim.run(events)
     assert admits and any(not fits for _, _, fits in tried)
 

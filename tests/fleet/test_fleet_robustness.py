@@ -95,14 +95,8 @@ def test_what_is_not_a_trace_file_is_refused(tmp_path):
 
 
 def test_a_line_past_max_file_bytes_is_refused(tmp_path):
-    from kubeinputs import limits
-
-    limits.LIMITS.max_file_bytes = 1000
-    try:
-        code, _, err = run_cli("fleet", fleet(tmp_path, f'{{"time": 0, "add": {POD % "p"}}}\n' + " " * 2000 + "\n"),
-                               "--no-progress")
-    finally:
-        limits.reset()
+    code, _, err = run_cli("fleet", fleet(tmp_path, f'{{"time": 0, "add": {POD % "p"}}}\n' + " " * 2000 + "\n"),
+                           "--no-progress", "--limit", "max-file-bytes=1000")
     assert code == 2 and "t.jsonl:2: line is longer than 1,000 bytes, the max_file_bytes limit" in err
 
 

@@ -7,7 +7,6 @@ import json
 import os
 from typing import Any
 
-from kubeinputs import limits
 
 BAD = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "bad")
 TWO_NODES = os.path.join(BAD, "..", "machines", "two-nodes.json")
@@ -37,14 +36,11 @@ def argv_of(case: dict, path: str) -> list[str]:
 
 
 def run_cli(argv: list[str]) -> tuple[int, str]:
-    """memorymanager's main in this process: (exit code, stdout + stderr); limits reset after."""
+    """memorymanager's main in this process: (exit code, stdout + stderr)."""
     from memorymanager.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
-    try:
-        code = main(argv, out, err)
-    finally:
-        limits.reset()
+    code = main(argv, out, err)
     return code, out.getvalue() + err.getvalue()
 
 

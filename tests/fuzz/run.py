@@ -7,7 +7,6 @@ from typing import Callable, Optional
 
 from hypothesis import HealthCheck, given, settings
 
-from kubeinputs import limits
 from tests.fuzz.harness import FAILURES, OUTCOMES, classify
 from tests.fuzz.readers import readers
 
@@ -23,7 +22,6 @@ def fuzz_reader(name: str, examples: int, *, seed: Optional[int] = None) -> tupl
     @given(strategy)
     def one(case) -> None:
         value, must_refuse = case
-        limits.reset()
         outcome, detail = classify(lambda: reader(value), must_refuse=must_refuse)
         counts[outcome] += 1
         if outcome in FAILURES and len(failures) < 20:

@@ -9,28 +9,36 @@ from kubeinputs.errors import InputError
 from kubeinputs.reader import load_json_text, load_yaml_text
 
 
-@pytest.fixture(autouse=True)
-def _reset():
-    yield
-    limits.reset()
-
-
-def test_set_limit_takes_dashes_or_underscores_and_refuses_nonsense():
-    limits.set_limit("max-depth=7")
-    limits.set_limit("max_number_digits=1_000_000")
-    assert limits.LIMITS.max_depth == 7 and limits.LIMITS.max_number_digits == 1_000_000
+def test_raised_takes_dashes_or_underscores_and_refuses_nonsense():
+    raised = limits.DEFAULT_LIMITS.raised(["max-depth=7", "max_number_digits=1_000_000"])
+    assert raised.max_depth == 7 and raised.max_number_digits == 1_000_000
+    assert limits.DEFAULT_LIMITS.max_depth == 100  # a value: nothing process-wide changed
     for bad in ("max-depth", "nope=1", "max-depth=x", "max-depth=0"):
         with pytest.raises(ValueError):
-            limits.set_limit(bad)
+            limits.DEFAULT_LIMITS.raised([bad])
+    with pytest.raises(Exception):
+        raised.max_depth = 8  # frozen
 
 
 def test_a_raised_limit_lets_the_input_through():
     deep = "[" * 150 + "]" * 150
     with pytest.raises(InputError, match="max_depth"):
         load_json_text(deep)
-    limits.set_limit("max-depth=200")
-    assert load_json_text(deep) is not None
-    assert load_yaml_text("a: " + deep) is not None
+    raised = limits.Limits(max_depth=200)
+    assert load_json_text(deep, limits=raised) is not None
+    assert load_yaml_text("a: " + deep, limits=raised) is not None
+    with pytest.raises(InputError, match="max_depth"):
+        load_json_text(deep)  # other readers keep their own limits
+
+
+def test_a_raised_number_limit_reaches_the_quantities_of_a_pod():
+    from kubeinputs.pod import parse_pod
+
+    doc = {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"memory": "1" + "0" * 1200}}}]}}
+    with pytest.raises(InputError, match="max_number_digits"):
+        parse_pod(doc)
+    assert parse_pod(doc, limits=limits.Limits(max_number_digits=2000)).containers[0].resources.limits["memory"]
 
 
 def _container_depth(value) -> int:
@@ -43,16 +51,16 @@ def _container_depth(value) -> int:
 
 @pytest.mark.parametrize("levels", range(1, 8))
 def test_json_depth_is_refused_exactly_past_the_limit(levels):
-    limits.set_limit("max-depth=6")
+    six = limits.Limits(max_depth=6)
     doc: object = "leaf"
     for i in range(levels):  # alternate maps and lists, with shallow siblings beside the deep branch
         doc = {"deep": doc, "flat": [1, {}], "n": i} if i % 2 else [[], doc, {"x": [2]}]
     text = json.dumps(doc)
     if _container_depth(doc) > 6:
         with pytest.raises(InputError, match="nested deeper than 6 levels"):
-            load_json_text(text)
+            load_json_text(text, limits=six)
     else:
-        assert load_json_text(text) == doc
+        assert load_json_text(text, limits=six) == doc
 
 
 def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):

@@ -240,16 +240,14 @@ def test_an_alias_shares_its_anchors_value_as_in_the_node_graph():
 
 @pytest.mark.parametrize("limit, refused", [(9, False), (8, True)])
 def test_an_alias_counts_its_expanded_nodes(limit, refused):
-    from kubeinputs import limits
+    from kubeinputs.limits import Limits
 
     text = "a: &x [1, 2]\nb: *x\n"  # map, a, [1, 2] (3 nodes), b, the alias (3 more): 9 nodes
-    limits.set_limit(f"max-yaml-nodes={limit}")
-    try:
-        assert (reader.load_plain_yaml(text) is reader.NOT_PLAIN) == refused
-        assert _outcome(reader.load_yaml_text, text) == _outcome(reader.load_yaml_graph, text)
-        assert (_outcome(reader.load_yaml_text, text)[0] == "error") == refused
-    finally:
-        limits.reset()
+    low = Limits(max_yaml_nodes=limit)
+    assert (reader.load_plain_yaml(text, low) is reader.NOT_PLAIN) == refused
+    text_outcome = _outcome(lambda t: reader.load_yaml_text(t, limits=low), text)
+    assert text_outcome == _outcome(lambda t: reader.load_yaml_graph(t, limits=low), text)
+    assert (text_outcome[0] == "error") == refused
 
 
 @pytest.mark.parametrize("text", NOT_PLAIN_DOCUMENTS)
@@ -264,17 +262,15 @@ def test_any_other_document_goes_through_the_node_graph(text):
     ("max_number_digits", 4, "a: 12345\n"),
 ])
 def test_the_limits_hold_on_plain_documents(name, value, text):
-    from kubeinputs import limits
+    from kubeinputs.limits import DEFAULT_LIMITS
 
     assert reader.load_plain_yaml(text) is not reader.NOT_PLAIN
-    limits.set_limit(f"{name.replace('_', '-')}={value}")
-    try:
-        assert reader.load_plain_yaml(text) is reader.NOT_PLAIN
-        with pytest.raises(InputError) as info:
-            reader.load_yaml_text(text)
-        assert name in info.value.reason
-    finally:
-        limits.reset()
+    low = DEFAULT_LIMITS.raised([f"{name.replace('_', '-')}={value}"])
+    assert reader.load_plain_yaml(text, low) is reader.NOT_PLAIN
+    with pytest.raises(InputError) as info:
+        reader.load_yaml_text(text, limits=low)
+    assert name in info.value.reason
+    assert reader.load_plain_yaml(text) is not reader.NOT_PLAIN  # the defaults are untouched
 
 
 YAML_PIECES = ["a: 1", "a: 2", "b:", "  - x", "  - 1", "- y", "  c: yes", "  a: 1", "d: [1, {e: f}]", "g: {h: ~, h: 1}",

@@ -8,7 +8,6 @@ from memorymanager.node.simulated_node import (
     SimulatedNode,
     KubeletStartError,
     NodeError,
-    RecordingProvider,
     aggregate_errors,
 )
 from kubeinputs.kubelet_config import parse_kubelet_config
@@ -151,26 +150,62 @@ def test_fixed_provider_answers_copies_and_nil_for_unknown_containers():
     assert provider.allocate(None, c) is None
 
 
-def test_recording_provider_is_transparent():
-    class Inner:
-        def get_topology_hints(self, p, c):
-            return {"memory": [TopologyHint.of([0], True)]}
+def test_an_admission_reports_the_memory_managers_hints_as_the_topology_manager_received_them(tmp_path):
+    n = node(tmp_path)
+    outcome = n.admit(pod("p", "a", "b"))
+    assert list(outcome.hints) == ["a", "b"]
+    assert outcome.hints["a"]["memory"][0] == TopologyHint.of([0], True)
+    n.topology_hints(pod("q", "c"))  # a hint query outside an admission is not an admission's
+    assert list(outcome.hints) == ["a", "b"]
+    pod_scope = node(tmp_path / "pod", {**STATIC, "topologyManagerScope": "pod"})
+    assert list(pod_scope.admit(pod("p", "a", "b")).hints) == ["pod"]
 
-        def get_pod_topology_hints(self, p):
-            return None
 
-        def allocate(self, p, c):
-            raise RuntimeError("refused")
+def test_observers_hear_the_managers_in_kubelets_order(tmp_path):
+    from topologymanager.observer import Observer
 
-    rec = RecordingProvider(Inner())
-    c = pod("p", "c").containers[0]
-    assert rec.get_topology_hints(None, c) == {"memory": [TopologyHint.of([0], True)]}
-    assert rec.get_pod_topology_hints(None) is None
-    assert rec.recorded == {"c": {"memory": [TopologyHint.of([0], True)]}, "pod": None}
-    with pytest.raises(RuntimeError):
-        rec.allocate(None, c)
-    # a provider without allocate_pod stays without it (the pod scope skips such providers)
-    assert getattr(rec, "allocate_pod", None) is None
+    class Heard(Observer):
+        def __init__(self):
+            self.events = []
+
+        def kubelet_started(self, node):
+            self.events.append("start")
+
+        def admission_started(self, p):
+            self.events.append("admit")
+
+        def hints_given(self, provider, p, c, hints):
+            self.events.append(f"hints {provider} {c.name}")
+
+        def hints_merged(self, p, c, providers_hints, best, admit):
+            self.events.append(f"merged {c.name} {best.nodes()} {admit}")
+
+        def allocation_started(self, provider, p, c):
+            self.events.append(f"allocate {c.name}")
+
+        def skipped(self, provider, p, c, why):
+            self.events.append(f"skipped {c.name}: {why}")
+
+        def pinning_requested(self, provider, p, c):
+            self.events.append(f"pin {c.name}")
+
+        def allocation_done(self, provider, p, c, error):
+            self.events.append(f"done {c.name} {error}")
+
+        def admission_done(self, p, result):
+            self.events.append(f"admitted {result.admit}")
+
+    heard = Heard()
+    n = SimulatedNode(MACHINE, parse_kubelet_config(STATIC, "kubelet"), str(tmp_path), observers=[heard])
+    n.start()
+    n.admit(pod("p", "app"))
+    assert heard.events == ["start", "admit", "hints memory app", "merged app [0] True", "allocate app", "pin app",
+                            "done app None", "admitted True"]
+    heard.events.clear()
+    besteffort = parse_pod({"metadata": {"name": "be"}, "spec": {"containers": [{"name": "c"}]}}, "pod")
+    n.admit(besteffort)
+    assert heard.events == ["admit", "skipped c: pod QoS is not guaranteed", "hints memory c", "merged c [0, 1] True",
+                            "allocate c", "skipped c: pod QoS is not guaranteed", "done c None", "admitted True"]
 
 
 def test_hints_in_each_scope_allocate_nothing(tmp_path):
@@ -286,17 +321,46 @@ def test_write_behind_survives_a_failed_restart(tmp_path):
 
 
 def test_an_in_memory_fork_of_a_write_behind_node_leaves_its_writes_alone(tmp_path):
-    from memorymanager.node.api import fork_in_memory
-
     lazy = SimulatedNode(MACHINE, parse_kubelet_config(STATIC, "kubelet"), str(tmp_path))
     lazy.write_behind = True
     lazy.start()
     fresh = checkpoint_bytes(tmp_path)
     assert lazy.admit(pod("a", "app")).admit
-    trial = fork_in_memory(lazy)
+    trial = lazy.fork()
     assert trial.admit(pod("b", "app")).admit
     trial.flush_checkpoint()
     assert sorted(lazy.state().get_memory_assignments()) == ["a"]
     assert checkpoint_bytes(tmp_path) == fresh  # neither the fork nor its flush wrote the original's file
     lazy.flush_checkpoint()
     assert b'"a":{"app":' in checkpoint_bytes(tmp_path) and b'"b"' not in checkpoint_bytes(tmp_path)
+
+
+def test_a_fork_has_its_own_observers_state_and_affinity(tmp_path):
+    from topologymanager.observer import Observer
+
+    class Count(Observer):
+        def __init__(self):
+            self.admissions = 0
+
+        def admission_started(self, p):
+            self.admissions += 1
+
+    mine, theirs = Count(), Count()
+    n = SimulatedNode(MACHINE, parse_kubelet_config(STATIC, "kubelet"), str(tmp_path), observers=[mine])
+    n.start()
+    assert n.admit(pod("a", "app")).admit
+    trial = n.fork([theirs])
+    assert trial.admit(pod("b", "app")).admit and trial.admit(pod("c", "app")).admit
+    assert (mine.admissions, theirs.admissions) == (1, 2)
+    assert sorted(n.state().get_memory_assignments()) == ["a"] and n.is_active("a") and not n.is_active("b")
+    assert n.topology_manager.get_affinity("b", "app").nodes() is None  # the fork's stored hints are its own
+    assert trial.state_dir is None and b'"b"' not in checkpoint_bytes(tmp_path)
+
+
+def test_pinned_hints_hold_for_one_admission(tmp_path):
+    n = node(tmp_path)
+    assert n.admit(pod("p", "app"), pinned={"app": TopologyHint.of([1], True)}).admit
+    assert n.state().get_memory_blocks("p", "app")[0].numa_affinity == [1]
+    assert n.topology_manager.get_affinity("p", "app").nodes() == [0]  # the topology manager's own hint stays
+    assert n.admit(pod("q", "app")).admit
+    assert n.state().get_memory_blocks("q", "app")[0].numa_affinity == [0]  # no pin any more

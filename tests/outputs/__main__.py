@@ -28,14 +28,10 @@ TEMP_NAME = re.compile(r"/tmp/[A-Za-z0-9_.-]*memorymanager-[A-Za-z0-9_]+|" + re.
 
 def _cli(argv: list[str]) -> str:
     """`memorymanager ARGV` in this process: exit code, then stdout and stderr."""
-    from kubeinputs import limits
     from memorymanager.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
-    try:
-        code = main(argv, out, err)
-    finally:
-        limits.reset()
+    code = main(argv, out, err)
     return f"exit {code}\n--- stdout\n{out.getvalue()}--- stderr\n{err.getvalue()}"
 
 

@@ -10,7 +10,8 @@ from prometheus_client import generate_latest
 
 import memorymanager
 from memorymanager import resmgr as r
-from memorymanager.resmgr.kubelet_backend import RESIZE_INFEASIBLE, RESIZE_QOS, claim_pod_uid
+from memorymanager.resmgr.kubelet_containers import RESIZE_INFEASIBLE, RESIZE_QOS
+from memorymanager.resmgr.kubelet_placement import claim_pod_uid
 
 from tests.resmgr.helpers import GI, MACHINE, MI, STATIC, FakeOwner, claim, container, free, make_policy, pod, result
 

@@ -21,8 +21,10 @@ def test_admit_on_places_on_the_given_node(tm_policy: str) -> None:
 
 def test_admit_on_leaves_the_affinity_store_alone() -> None:
     node = memorymanager.Node(MACHINE, STATIC)
-    node.admit_on(pod("p", "1Gi"), {"app": [1]})
-    assert type(node.simulated_node.memory_manager.policy.affinity).__name__ != "_PinnedAffinity"
+    answer = node.admit_on(pod("p", "1Gi"), {"app": [1]})
+    assert answer.placements["app"].cpuset_mems == "1"
+    assert answer.placements["app"].numa_nodes == (0,)  # the topology manager stored its own hint
+    assert node.admit(pod("q", "1Gi")).placements["app"].cpuset_mems == "0"  # the pin held for one admission
 
 
 def test_adopt_keeps_restored_assignments(tmp_path) -> None:

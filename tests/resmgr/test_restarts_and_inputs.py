@@ -11,7 +11,7 @@ import pytest
 import memorymanager
 from kubeinputs.quantity import Quantity
 from memorymanager import resmgr as r
-from memorymanager.resmgr.kubelet_backend import claim_pod_uid
+from memorymanager.resmgr.kubelet_placement import claim_pod_uid
 
 from tests.resmgr.helpers import GI, MI, claim, container, free, make_policy, pod, result
 

@@ -23,7 +23,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 
 import memorymanager
 from memorymanager import resmgr as r
-from memorymanager.resmgr.kubelet_backend import claim_pod_uid
+from memorymanager.resmgr.kubelet_placement import claim_pod_uid
 
 from tests.resmgr.helpers import GI, FakeOwner, claim, container, result
 
@@ -200,7 +200,7 @@ class ResmgrMachine(RuleBasedStateMachine):
     def _restored(self, policy: r.Policy, skip: "r.Container | None" = None) -> tuple:
         """What must survive a restart whatever comes after it: every assignment, memory set,
         claim record and export, leaving out the container `skip` added since."""
-        assignments = policy.backend._node.simulated_node.state().get_memory_assignments()
+        assignments = policy.backend.kubelet.simulated_node.state().get_memory_assignments()
         if skip is not None:
             assignments.pop(skip.pod_uid, None)
         return (
@@ -214,7 +214,7 @@ class ResmgrMachine(RuleBasedStateMachine):
     @invariant()
     def conserved_and_never_overcommitted(self) -> None:
         state = self.policy.backend.machine_state()
-        assignments = self.policy.backend._node.simulated_node.state().get_memory_assignments()
+        assignments = self.policy.backend.kubelet.simulated_node.state().get_memory_assignments()
         blocks = [b for containers in assignments.values() for bl in containers.values() for b in bl or []]
         for numa, node in state.items():
             for resource, table in (node.memory_map or {}).items():
@@ -229,7 +229,7 @@ class ResmgrMachine(RuleBasedStateMachine):
 
     @invariant()
     def nothing_allocated_twice(self) -> None:
-        assignments = self.policy.backend._node.simulated_node.state().get_memory_assignments()
+        assignments = self.policy.backend.kubelet.simulated_node.state().get_memory_assignments()
         expected = {claim_pod_uid(uid) for uid in self.held} | {pod_uid for pod_uid, _ in self.holder}
         assert set(assignments) == expected
         assert {x.uid for x in self.policy.backend.claim_records()} == set(self.held)

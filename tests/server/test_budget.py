@@ -27,14 +27,8 @@ def hints_for(n: int) -> str:
     return json.dumps({"c0": {"cpu": [{"numaAffinity": [k % 2], "preferred": True} for k in range(n)]}})
 
 
-@pytest.fixture
-def low_limits():
-    limits.LIMITS.max_request_containers = 40
-    limits.LIMITS.max_request_init_containers = 20
-    limits.LIMITS.max_explain_containers = 10
-    limits.LIMITS.max_request_hints = 30
-    yield
-    limits.reset()
+LOW_LIMITS = limits.Limits(max_request_containers=40, max_request_init_containers=20, max_explain_containers=10,
+                           max_request_hints=30)
 
 
 CASES = [
@@ -49,8 +43,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("isolate", [False, True])
-def test_requests_past_the_budget_are_refused_naming_the_limit(tmp_path, low_limits, isolate):
-    with serving(tmp_path, isolate=isolate) as (_, c):
+def test_requests_past_the_budget_are_refused_naming_the_limit(tmp_path, isolate):
+    with serving(tmp_path, isolate=isolate, limits=LOW_LIMITS) as (_, c):
         for method, fields, what, name in CASES:
             request = (ctl.ExplainRequest if method == "Explain" else ctl.HintsRequest if method == "Hints"
                        else ctl.AdmitRequest)(**fields)
@@ -77,11 +71,9 @@ def test_the_budget_counts_what_the_api_server_would_read():
 def test_the_limits_can_be_raised_on_the_command_line():
     assert {"max-request-containers", "max-request-init-containers", "max-explain-containers",
             "max-request-hints", "max-control-queue"} <= set(limits.limit_names())
-    try:
-        limits.set_limit("max-request-init-containers=5000")
-        assert limits.LIMITS.max_request_init_containers == 5000
-    finally:
-        limits.reset()
+    raised = limits.DEFAULT_LIMITS.raised(["max-request-init-containers=5000"])
+    assert raised.max_request_init_containers == 5000
+    assert limits.DEFAULT_LIMITS.max_request_init_containers == 1_000  # a value: the defaults stay
 
 
 def test_the_control_queue_is_bounded_in_process_too(tmp_path):
