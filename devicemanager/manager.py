@@ -19,8 +19,10 @@ Lifecycle, as kubelet drives it:
   call, and by PodResources List) drops the pods `active_pods` no longer lists.
 
 Where kubelet only logs (a checkpoint it cannot read: it continues with no allocation), the
-manager does the same and keeps the error in `checkpoint_error`; `strict_checkpoint` turns
-that, and a checkpoint naming devices or NUMA nodes the node does not have, into a start error.
+manager does the same and keeps the error in `checkpoint_error`; what a readable checkpoint names
+that the node does not have (devices, NUMA nodes) is restored as kubelet restores it and listed in
+`checkpoint_problems`, for the node to report as warnings. `strict_checkpoint` turns both into a
+start error instead.
 
 Example: two GPUs on NUMA node 1 of a 2-node machine, the topology manager's stored affinity {1}:
 
@@ -43,6 +45,7 @@ Example: two GPUs on NUMA node 1 of a 2-node machine, the topology manager's sto
 """
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
@@ -110,9 +113,21 @@ class Manager:
         self.checkpoint_error: Optional[DeviceCheckpointError] = None
         self.write_error: Optional[DeviceManagerError] = None
         self.skipped_entries: list[tuple[CheckpointEntry, str]] = []
+        self.checkpoint_problems: list[DeviceCheckpointError] = []
         self._state = DeviceState()
         self._active_pods: Optional[ActivePodsFunc] = None
         self._started = False
+
+    def __deepcopy__(self, memo: dict) -> "Manager":
+        """A copy whose state lives in memory only: what a copy does (a what-if on a fork of the node)
+        never writes the original's checkpoint file."""
+        clone = Manager.__new__(Manager)
+        memo[id(self)] = clone
+        for name, value in self.__dict__.items():
+            setattr(clone, name, copy.deepcopy(value, memo))
+        clone.state_dir = None
+        clone.file_ops = None
+        return clone
 
     # ----- lifecycle ----------------------------------------------------------------------------
 
@@ -137,6 +152,7 @@ class Manager:
         self.checkpoint_error = None
         self.write_error = None
         self.skipped_entries = []
+        self.checkpoint_problems = []
         self._started = True
         self._read_checkpoint()
         for resource in sorted(self.declared_devices):
@@ -159,10 +175,10 @@ class Manager:
                 raise err from None
             self.checkpoint_error = err  # kubelet: "Continue after failing to read checkpoint file"
             return
-        if self.strict_checkpoint:
-            problems = check_against_node(data, self.declared_devices, self.numa_nodes, path)
-            if problems:
-                raise problems[0]
+        problems = check_against_node(data, self.declared_devices, self.numa_nodes, path)
+        if problems and self.strict_checkpoint:
+            raise problems[0]
+        self.checkpoint_problems = problems  # kubelet restores such entries without a word
         self._restore(data)
 
     def _restore(self, data: DeviceCheckpointData) -> None:

@@ -95,6 +95,16 @@ class CheckpointState(State):
         self._dirty = False
         self.last_store_error: Optional[Exception] = None
 
+    def __deepcopy__(self, memo: dict) -> MemoryState:
+        """A copy is an in-memory store with the same content: what a copy does (a what-if on a fork of the
+        node) never writes the original's checkpoint file."""
+        clone = MemoryState()
+        memo[id(self)] = clone
+        clone.set_default_cpu_set(self._cache.get_default_cpu_set())
+        clone.set_cpu_assignments(self._cache.get_cpu_assignments())
+        clone.set_pod_cpu_assignments(self._cache.get_pod_cpu_assignments())
+        return clone
+
     @property
     def path(self) -> str:
         """The checkpoint file's path, as kubelet prints it."""

@@ -1,11 +1,14 @@
-"""A simulated node: the parts of the kubelet that drive the topology and memory managers.
+"""A simulated node: the parts of the kubelet that drive the topology manager and its hint providers.
 
-`SimulatedNode` does what kubelet does around the two managers, in kubelet's order:
-start (feature gates, configuration validation, topology manager, memory manager,
-hint-provider registration, memory manager Start), pod admission followed by container
-creation (memory manager then topology manager `AddContainer`), container removal, and
-restarts from the checkpoint file. It keeps the list of active pods the memory manager
-asks for when it drops stale state.
+`SimulatedNode` does what kubelet's container manager (cm/container_manager_linux.go) does around
+the managers, in kubelet's order: start (feature gates, configuration validation, the reserved
+CPUs, topology manager, then device manager, CPU manager and memory manager, each registered as a
+hint provider as it is created; then CPU manager, memory manager and device manager Start), pod
+admission followed by container creation (CPU manager, memory manager, then topology manager
+`AddContainer`), container removal (the same order; the device manager has no RemoveContainer: it
+frees the devices of pods that are no longer active), and restarts from the three checkpoint files
+(`memory_manager_state`, `cpu_manager_state`, `device-plugins/kubelet_internal_checkpoint`). It keeps
+the list of active pods the managers ask for when they drop stale state.
 """
 from __future__ import annotations
 
@@ -13,8 +16,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 
 from kubeinputs.errors import Error, InputError
-from typing import Any, Callable, ContextManager, Optional
+from typing import Any, Callable, ContextManager, Iterable, Mapping, Optional
 
+from cpumanager.manager import new_manager as new_cpu_manager
+from cpumanager.reserved_cpus import get_reserved_cpus
+from devicemanager.constants import CHECKPOINT_DIR as DEVICE_CHECKPOINT_DIR
+from devicemanager.constants import CHECKPOINT_FILE_NAME as DEVICE_CHECKPOINT_FILE_NAME
+from devicemanager.manager import new_manager as new_device_manager
+from kubeinputs.devices import DeclaredDevices, Device
 from kubeinputs.features import FeatureGates
 from state.state import StateReader
 from state.types import Block
@@ -57,6 +66,25 @@ def policy_name_hint(error: Any, config: KubeletConfig) -> Optional[str]:
             f"{go_quote(POLICY_NONE)} and {go_quote(POLICY_STATIC)}, spelled exactly so")
 
 
+def device_checkpoint_warnings(device_manager: Any) -> list[str]:
+    """What the device manager restored as kubelet does, without a word, that a person should know: an
+    unreadable checkpoint (kubelet continues with no allocation), entries naming devices or NUMA nodes the
+    node does not have (kubelet restores them), entries whose plugin answer cannot be decoded (skipped).
+    The file is named as kubelet's root names it (`device-plugins/kubelet_internal_checkpoint`)."""
+    file = f"{DEVICE_CHECKPOINT_DIR}/{DEVICE_CHECKPOINT_FILE_NAME}"
+    lines = []
+    error = device_manager.checkpoint_error
+    if error is not None:
+        where = ": ".join(part for part in (error.where, error.reason) if part)
+        lines.append(f"warning: {file} was not restored (kubelet continues without it): {where}")
+    for problem in device_manager.checkpoint_problems:
+        lines.append(f"warning: {file}: {problem.where}: {problem.reason} (kubelet restores the entry as it is)")
+    for entry, reason in device_manager.skipped_entries:
+        lines.append(f"warning: {file}: the entry of {entry.pod_uid}/{entry.container_name} ({entry.resource_name}) "
+                     f"is skipped as kubelet skips it: {reason}")
+    return lines
+
+
 def container_id(pod: Pod, container_name: str) -> str:
     """The container ID the simulated runtime gives a container: `<pod uid>/<container name>`."""
     return f"{pod.uid}/{container_name}"
@@ -76,6 +104,22 @@ def _copy_hints(hints: ProviderHints) -> ProviderHints:
         return None
     return {res: (None if lst is None else lst if isinstance(lst, HintFamily) else list(lst))
             for res, lst in hints.items()}
+
+
+def combined_hints(answers: Iterable[ProviderHints]) -> ProviderHints:
+    """Several providers' answers for one container (or the pod) as one map by resource, in registration
+    order. The providers' resources never overlap (device resources, `cpu`, memory and hugepages). A
+    provider's nil or empty map adds nothing; the last answer (the memory manager's) is the base, so a node
+    whose other providers have no opinion reports exactly the memory manager's answer (nil stays nil)."""
+    answers = list(answers)
+    base = answers[-1] if answers else None
+    extra: dict = {}
+    for answer in answers[:-1]:
+        if answer:
+            extra.update(answer)
+    if not extra:
+        return base
+    return {**extra, **(base or {})}
 
 
 class FixedHintProvider:
@@ -215,11 +259,14 @@ class SimulatedNode:
         config: KubeletConfig,
         state_dir: Optional[str],
         merge_fn: Optional[Callable[..., Any]] = None,
+        devices: Optional[Mapping[str, Iterable[Device]]] = None,
     ):
         self.machine = machine
         self.config = config
         self.state_dir = state_dir
         self.merge_fn = merge_fn
+        # the device plugins that register with kubelet at start: resource -> devices, in the plugin's order
+        self.devices: DeclaredDevices = {r: tuple(ds) for r, ds in (devices or {}).items()}
         self.file_ops = None  # the checkpoint's FileOps: None is durable; NoSyncFileOps for a throwaway folder
         # True (a throwaway folder nothing else reads): the checkpoint is written when it is about to be
         # read again (the next start) or at flush_checkpoint(), not after every change; set before start
@@ -227,10 +274,16 @@ class SimulatedNode:
         self._held_writes = _HeldWrites()  # the memory manager's deferred_writes() while write_behind holds them
         self.topology_manager: Any = None
         self.memory_manager: Any = None
+        self.cpu_manager: Any = None
+        self.device_manager: Any = None
         self.start_error: Optional[str] = None
+        # what the last start restored without a word, as kubelet does, but a person should know (a device
+        # checkpoint naming a device the node lacks, or one kubelet could not read): lines for reports
+        self.start_warnings: list[str] = []
         self.start_hint: Optional[str] = None  # KubeletStartError.hint of the last failed start
         self.started_config: Optional[KubeletConfig] = None  # the configuration of the last start that succeeded
         self._recorder: Optional[RecordingProvider] = None
+        self._provider_recorders: list[RecordingProvider] = []  # the device and CPU managers', in registration order
         self._extra = _SwitchableProvider()
         self._extra_registered = False
         self._admitted: dict[str, Pod] = {}  # uid -> pod, admission order
@@ -250,18 +303,17 @@ class SimulatedNode:
     def start(self) -> None:
         """Create the managers and restore state, as the kubelet does at start; raises KubeletStartError."""
         self._held_writes.release()  # the old managers' last changes reach the file before it is read
-        self.topology_manager = None
-        self.memory_manager = None
-        self._recorder = None
+        self._drop_managers()
+        self.start_warnings = []
         self._extra_registered = False
         try:
             try:
                 self._start()
             except KubeletStartError:
+                self._drop_managers()
                 raise
             except Exception as exc:  # any manager error is a refusal to start
-                self.topology_manager = None
-                self.memory_manager = None
+                self._drop_managers()
                 raise KubeletStartError(str(exc)) from exc
         except KubeletStartError as exc:
             exc.hint = reserved_memory_hint(exc, self.config, self.machine) or policy_name_hint(exc, self.config)
@@ -270,14 +322,32 @@ class SimulatedNode:
         self.start_error = self.start_hint = None
         self.started_config = self.config
         if self.write_behind:
-            self._held_writes.hold(self.memory_manager.deferred_writes())
+            self._hold_writes()
+
+    def _drop_managers(self) -> None:
+        """No managers (before a start, or after a failed one)."""
+        self.topology_manager = self.memory_manager = self.cpu_manager = self.device_manager = None
+        self._recorder = None
+        self._provider_recorders = []
+
+    def _hold_writes(self) -> None:
+        """Hold the memory and CPU managers' checkpoint writes (write_behind) until released."""
+        self._held_writes.hold(self.memory_manager.deferred_writes())
+        self._held_writes.hold(self.cpu_manager.deferred_writes())
+
+    def deferred_writes(self) -> ContextManager[object]:
+        """A context in which the memory and CPU managers write their checkpoints once, at the end."""
+        stack = ExitStack()
+        stack.enter_context(self.memory_manager.deferred_writes())
+        stack.enter_context(self.cpu_manager.deferred_writes())
+        return stack
 
     def flush_checkpoint(self) -> None:
-        """With write_behind: write the checkpoint now if anything changed since it was last written
-        (the file is then the one kubelet leaves after the same calls), and keep deferring after it."""
+        """With write_behind: write the checkpoints now if anything changed since they were last written
+        (the files are then the ones kubelet leaves after the same calls), and keep deferring after it."""
         self._held_writes.release()
         if self.write_behind and self.running:
-            self._held_writes.hold(self.memory_manager.deferred_writes())
+            self._hold_writes()
 
     def end_write_behind(self) -> None:
         """With write_behind: write the checkpoint now if anything changed, and defer no more. The
@@ -287,8 +357,10 @@ class SimulatedNode:
         self._held_writes.release()
 
     def _start(self) -> None:
-        """In kubelet's order: feature gates, configuration validation, topology manager,
-        memory manager, hint-provider registration, memory manager Start."""
+        """In kubelet's order: feature gates, configuration validation, the reserved CPUs
+        (cmd/kubelet/app/server.go), the topology manager; the device, CPU and memory managers, each
+        registered as a hint provider when created (NewContainerManager); then CPU manager, memory
+        manager and device manager Start (containerManagerImpl.Start)."""
         cfg = self.config
         try:
             gates = FeatureGates.from_config(cfg.feature_gates)
@@ -299,6 +371,8 @@ class SimulatedNode:
             raise KubeletStartError(
                 f"failed to validate kubelet configuration, error: {aggregate_errors(list(problems))}"
             )
+        reserved_cpus = get_reserved_cpus(self.machine, cfg.reserved_system_cpus)
+        reservation = node_allocatable_reservation(cfg, self.machine)
         tm = new_topology_manager(
             self.machine.topology,
             cfg.topology_manager_policy,
@@ -307,10 +381,19 @@ class SimulatedNode:
             gates,
             merge_fn=self.merge_fn,
         )
+        dm = new_device_manager(self.machine, tm, self.state_dir, self.devices)
+        dm.file_ops = self.file_ops
+        device_recorder = RecordingProvider(dm)
+        tm.add_hint_provider(device_recorder)
+        cm = new_cpu_manager(cfg.cpu_manager_policy, dict(cfg.cpu_manager_policy_options) or None, self.machine,
+                             reserved_cpus, reservation, self.state_dir, tm, gates)
+        cm.file_ops = self.file_ops
+        cpu_recorder = RecordingProvider(cm)
+        tm.add_hint_provider(cpu_recorder)
         mm = new_memory_manager(
             cfg.memory_manager_policy,
             self.machine,
-            node_allocatable_reservation(cfg, self.machine),
+            reservation,
             list(cfg.reserved_memory),
             self.state_dir,
             tm,
@@ -321,10 +404,18 @@ class SimulatedNode:
         recorder = RecordingProvider(mm)
         tm.add_hint_provider(recorder)
         try:
+            cm.start(self.active_pods, self._initial_containers(), self.active_pods_version)
+        except Exception as exc:
+            raise KubeletStartError(f"start cpu manager error: {exc}") from exc
+        try:
             mm.start(self.active_pods, self._initial_containers(), self.active_pods_version)
         except Exception as exc:
             raise KubeletStartError(f"start memory manager error: {exc}") from exc
+        dm.start(self.active_pods)
+        self.start_warnings = device_checkpoint_warnings(dm)
         self.topology_manager, self.memory_manager, self._recorder = tm, mm, recorder
+        self.cpu_manager, self.device_manager = cm, dm
+        self._provider_recorders = [device_recorder, cpu_recorder]
 
     def _initial_containers(self) -> dict[str, tuple[str, str]]:
         """The runtime's containers for the memory manager's Start: container ID -> (pod UID, name).
@@ -363,15 +454,19 @@ class SimulatedNode:
                 cid = container_id(pod, container.name)
                 self._containers[cid] = (pod.uid, container.name)
                 if self.running:
+                    self.cpu_manager.container_map.add(pod.uid, container.name, cid)
                     self.memory_manager.container_map.add(pod.uid, container.name, cid)
 
     def remove_stale_state(self) -> None:
-        """Drop now, and store, the memory manager's state of every pod that is not active (kubelet
-        does it at its next hint or Allocate call; a host that restores its pods calls it at start so
-        that the checkpoint holds no pod its pod list lacks)."""
+        """Drop now, and store, the managers' state of every pod that is not active (kubelet does it at
+        its next hint or Allocate call; a host that restores its pods calls it at start so that the
+        checkpoints hold no pod its pod list lacks). The device manager frees such pods' devices (its
+        checkpoint is rewritten at its next write, as in kubelet)."""
         self.require_running()
-        with self.memory_manager.deferred_writes():
+        with self.deferred_writes():
+            self.cpu_manager.remove_stale_state()
             self.memory_manager.remove_stale_state()
+        self.device_manager.update_allocated_devices()
 
     def active_pods_version(self) -> tuple:
         """(a counter bumped whenever the admitted pods change, the current pod): equal values mean
@@ -435,7 +530,8 @@ class SimulatedNode:
         """
         self.require_running()
         self.check_identity(pod)
-        self._recorder.recorded = {}
+        for recording in (*self._provider_recorders, self._recorder):
+            recording.recorded = {}
         if extra is not None and not self._extra_registered:
             self.topology_manager.add_hint_provider(self._extra)
             self._extra_registered = True
@@ -443,13 +539,21 @@ class SimulatedNode:
         self._extra.current = extra
         init_blocks: dict[str, Optional[list[Block]]] = {}
         try:
-            with self.memory_manager.deferred_writes():
+            with self.deferred_writes():
                 result = self._admit(pod, init_blocks)
         finally:
             self._current = None
             self._extra.current = None
-        return AdmitOutcome(result.admit, result.reason or "", result.message or "", dict(self._recorder.recorded),
+        return AdmitOutcome(result.admit, result.reason or "", result.message or "", self._recorded_hints(),
                             init_blocks)
+
+    def _recorded_hints(self) -> dict[str, ProviderHints]:
+        """Every modelled provider's hints of the last admission, by container (or `pod`) and resource."""
+        recorders = (*self._provider_recorders, self._recorder)
+        keys = list(self._recorder.recorded)
+        for recording in self._provider_recorders:
+            keys.extend(k for k in recording.recorded if k not in keys)
+        return {key: combined_hints(r.recorded.get(key) for r in recorders) for key in keys}
 
     def _mark_admitted(self, pod: Pod) -> None:
         """`pod` is active from now on, the latest of the admitted (and of the pods known by name)."""
@@ -471,6 +575,7 @@ class SimulatedNode:
             self._mark_admitted(pod)
             for container in pod.all_containers():
                 cid = container_id(pod, container.name)
+                self.cpu_manager.add_container(pod, container, cid)
                 self.memory_manager.add_container(pod, container, cid)
                 self.topology_manager.add_container(pod, container, cid)
                 self._containers[cid] = (pod.uid, container.name)
@@ -482,14 +587,18 @@ class SimulatedNode:
         return result
 
     def topology_hints(self, pod: Pod) -> dict[str, ProviderHints]:
-        """The memory manager's hints only: per container (init then app), or `{"pod": ...}` in pod scope."""
+        """Every modelled provider's hints (device manager, CPU manager, memory manager, as the topology
+        manager asks them) by resource: per container (init then app), or `{"pod": ...}` in pod scope."""
         self.require_running()
         self.check_identity(pod)
         self._current = pod
+        providers = (self.device_manager, self.cpu_manager, self.memory_manager)
         try:
-            if self.config.topology_manager_scope == POD_SCOPE:
-                return {POD_SCOPE: self.memory_manager.get_pod_topology_hints(pod)}
-            return {c.name: self.memory_manager.get_topology_hints(pod, c) for c in pod.all_containers()}
+            with self.deferred_writes():  # dropping stale state rewrites the checkpoints
+                if self.config.topology_manager_scope == POD_SCOPE:
+                    return {POD_SCOPE: combined_hints([p.get_pod_topology_hints(pod) for p in providers])}
+                return {c.name: combined_hints([p.get_topology_hints(pod, c) for p in providers])
+                        for c in pod.all_containers()}
         finally:
             self._current = None
 
@@ -506,10 +615,12 @@ class SimulatedNode:
         self.remove_container_ids([container_id(pod, name) for name in names])
 
     def remove_container_ids(self, ids: list[str]) -> None:
-        """Memory manager then topology manager RemoveContainer for each ID (unknown IDs change nothing)."""
+        """CPU manager, memory manager, then topology manager RemoveContainer for each ID (kubelet's
+        PostStopContainer; unknown IDs change nothing)."""
         self.require_running()
-        with self.memory_manager.deferred_writes():
+        with self.deferred_writes():
             for cid in ids:
+                self.cpu_manager.remove_container(cid)
                 self.memory_manager.remove_container(cid)
                 self.topology_manager.remove_container(cid)
                 self._containers.pop(cid, None)
