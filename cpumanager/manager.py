@@ -24,6 +24,7 @@ from cpumanager.policy_none import new_policy_none
 from cpumanager.policy_static import StaticPolicy, new_policy_static
 from cpumanager.reserved_cpus import num_reserved_cpus
 from cpumanager.state import CHECKPOINT_FILE_NAME
+from cpumanager.state.checkpoint import encode_checkpoint
 from cpumanager.state.state import State, StateReader
 from cpumanager.state.state_checkpoint import new_checkpoint_state
 from cpumanager.state.state_mem import MemoryState
@@ -226,6 +227,13 @@ class Manager:
     def reserved_cpus(self) -> CPUSet:
         """The reserved CPUs of the static policy (empty under `none`)."""
         return self.policy.reserved_cpus if isinstance(self.policy, StaticPolicy) else CPUSet()
+
+    def checkpoint_bytes(self) -> bytes:
+        """The bytes `cpu_manager_state` holds for the state now, as kubelet writes them (also for a state kept
+        in memory): what a restart from a copy of this node reads. Pod-level sets only under their gate."""
+        state = self._started_state()
+        pods = state.get_pod_cpu_assignments() if self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE) else {}
+        return encode_checkpoint(self.policy.name(), state.get_default_cpu_set(), state.get_cpu_assignments(), pods)
 
     def deferred_writes(self) -> ContextManager[object]:
         """A context in which the checkpoint is written once at the end instead of after every change."""

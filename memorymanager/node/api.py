@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
 
 from kubeinputs.cpuset import cpuset_string
+from kubeinputs.devices import DeclaredDevices, Device, load_devices_file, parse_devices
 from kubeinputs.errors import InputError, brief, describe, echo, expect_map, expect_str, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
@@ -42,6 +43,7 @@ if TYPE_CHECKING:  # the what-if module builds on this one
 PodInput = Union[Mapping[str, object], str, Path, Pod]
 MachineInput = Union[Mapping[str, object], str, Path, MachineInfo]
 KubeletInput = Union[Mapping[str, object], str, Path, KubeletConfig, None]
+DevicesInput = Union[Mapping[str, Sequence[Union[Mapping[str, object], Device]]], str, Path, None]
 HintInput = Union[TopologyHint, Mapping[str, object], tuple]
 ResourceHintsInput = Mapping[str, Optional[Sequence[HintInput]]]
 HintsInput = Union[Mapping[str, Optional[ResourceHintsInput]], ResourceHintsInput, None]
@@ -59,13 +61,28 @@ class Placement:
     `numa_nodes` is the topology manager's stored affinity (empty when the hint has none),
     `preferred` its preferred flag, `memory` the bytes the memory manager assigned per
     resource (`memory`, `hugepages-2Mi`, ...; empty when it assigned nothing) and
-    `cpuset_mems` the `cpuset.mems` kubelet would set ("" when it sets none).
+    `cpuset_mems` the `cpuset.mems` kubelet would set ("" when it sets none). `cpus` are the
+    CPU manager's exclusive CPUs (empty for a container in the shared pool), `cpuset_cpus` the
+    `cpuset.cpus` kubelet would set (the exclusive CPUs, else the shared pool; "" when it sets
+    none, as under the CPU manager's `none` policy) and `devices` the device IDs the device
+    manager allocated, by resource (empty when none).
     """
 
     numa_nodes: tuple[int, ...]
     preferred: bool
     memory: Mapping[str, int] = field(default_factory=dict)
     cpuset_mems: str = ""
+    cpus: tuple[int, ...] = ()
+    cpuset_cpus: str = ""
+    devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """The fields, leaving out the CPU and device fields while they are empty (a node whose CPU manager
+        pins nothing and that has no device plugin prints as the memory manager's placement)."""
+        parts = [f"numa_nodes={self.numa_nodes!r}", f"preferred={self.preferred!r}", f"memory={self.memory!r}",
+                 f"cpuset_mems={self.cpuset_mems!r}"]
+        parts += [f"{name}={getattr(self, name)!r}" for name in ("cpus", "cpuset_cpus", "devices") if getattr(self, name)]
+        return f"Placement({', '.join(parts)})"
 
 
 @dataclass(frozen=True)
@@ -200,6 +217,39 @@ def read_kubelet(kubelet: KubeletInput) -> KubeletConfig:
     fields = dict(expect_map(kubelet, "kubelet", "a map of KubeletConfiguration fields"))
     _refuse_none_fields(fields, "kubelet")
     return parse_kubelet_config(fields, "kubelet")
+
+
+def read_devices(devices: DevicesInput, machine: MachineInfo) -> DeclaredDevices:
+    """The node's device plugins: `{resource: [{"id", "numaNodes", "healthy"} or Device, ...]}`, a YAML/JSON
+    file of that map, or None (no device plugin). NUMA nodes must be the machine's."""
+    numa_nodes = [n.node_id for n in machine.topology]
+    if devices is None:
+        return {}
+    if _is_path(devices):
+        return load_devices_file(str(devices), numa_nodes=numa_nodes)
+    if isinstance(devices, str):
+        raise _not_a_file(devices, "devices")
+    if not isinstance(devices, Mapping):
+        raise InputError("devices", "expected a map of resource name to a list of devices, a file path or None, "
+                                    f"got {describe(devices)}")
+    doc: dict[str, object] = {}
+    for resource, items in devices.items():
+        where = join_path("devices", str(resource))
+        if items is None:
+            raise InputError(where, "got None; expected a list of devices (leave the resource out for none)")
+        if not isinstance(items, (list, tuple)):
+            raise InputError(where, f"expected a list of devices, got {describe(items)}")
+        listed: list[object] = []
+        for i, item in enumerate(items):
+            if isinstance(item, Device):
+                item = {"id": item.id, **({"numaNodes": list(item.numa_nodes)} if item.numa_nodes else {}),
+                        "healthy": item.healthy}
+            elif isinstance(item, Mapping):
+                _refuse_none_fields(item, index_path(where, i))
+                item = dict(item)
+            listed.append(item)
+        doc[resource] = listed
+    return parse_devices(doc, "devices", numa_nodes=numa_nodes)
 
 
 def read_pod(pod: PodInput, where: str = "pod") -> Pod:
@@ -360,26 +410,29 @@ class Node:
         *,
         state_dir: Union[str, Path, None] = None,
         merge: str = "fast",
+        devices: DevicesInput = None,
     ) -> None:
         if not isinstance(merge, str) or merge not in MERGE_FUNCTIONS:
             raise InputError("merge", f"expected one of: {', '.join(MERGE_FUNCTIONS)}, got {describe(merge)}")
         folder = _check_path(state_dir, "state_dir", "a folder path or None")
         if folder is not None and os.path.lexists(folder) and not os.path.isdir(folder):
             raise InputError("state_dir", f"{brief(folder)} is not a folder")
-        self._node = SimulatedNode(read_machine(machine), read_kubelet(kubelet), folder, MERGE_FUNCTIONS[merge])
+        info = read_machine(machine)
+        self._node = SimulatedNode(info, read_kubelet(kubelet), folder, MERGE_FUNCTIONS[merge],
+                                   read_devices(devices, info))
         self._started = False
 
     @classmethod
     def from_host(
         cls, kubelet: KubeletInput = None, *, sysfs_root: Union[str, Path] = "/sys",
-        state_dir: Union[str, Path, None] = None,
+        state_dir: Union[str, Path, None] = None, devices: DevicesInput = None,
     ) -> "Node":
-        """A node with this host's NUMA topology, read from sysfs as cadvisor reads it."""
+        """A node with this host's NUMA and CPU topology, read from sysfs as cadvisor reads it."""
         root = _check_path(sysfs_root, "sysfs_root", "a folder path")
         if root is None or not os.path.isdir(root):
             raise InputError("sysfs_root", f"expected a folder path, got {describe(sysfs_root)}"
                              if root is None else f"{brief(root)} is not a folder")
-        return cls(read_machine_info(root), kubelet, state_dir=state_dir)
+        return cls(read_machine_info(root), kubelet, state_dir=state_dir, devices=devices)
 
     # ----- lifecycle -----
 
@@ -440,7 +493,9 @@ class Node:
         return admission_of(trial, parsed, trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def hints(self, pod: PodInput) -> dict[str, HintMap]:
-        """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope."""
+        """Every hint provider's topology hints by resource (the device manager's per device resource, the CPU
+        manager's `cpu`, the memory manager's memory and hugepages): per container (init, then app), or
+        `{"pod": ...}` in pod scope."""
         node = self._running()
         return {key: _copy_hint_map(value) for key, value in node.topology_hints(read_pod(pod)).items()}
 
@@ -639,7 +694,8 @@ def admission_of(node: SimulatedNode, pod: Pod, outcome: AdmitOutcome) -> Admiss
 
 
 def _placements(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
-    """Each container's stored affinity, assigned memory and cpuset.mems after admission."""
+    """Each container's stored affinity, assigned memory and cpuset.mems, CPUs and cpuset.cpus, and devices
+    after admission."""
     placements: dict[str, Placement] = {}
     for container in pod.all_containers():
         hint = node.topology_manager.get_affinity(pod.uid, container.name)
@@ -647,11 +703,16 @@ def _placements(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
         for block in node.memory_manager.get_memory(pod.uid, container.name) or []:
             memory[block.type] = memory.get(block.type, 0) + block.size
         mems = node.memory_manager.get_memory_numa_nodes(pod, container)
+        exclusive = node.cpu_manager.get_cpus(pod.uid, container.name)
+        devices = node.device_manager.get_devices(pod.uid, container.name) or {}
         placements[container.name] = Placement(
             numa_nodes=tuple(hint.nodes() or ()),
             preferred=hint.preferred,
             memory=memory,
             cpuset_mems=cpuset_string(mems or ()),
+            cpus=tuple(exclusive) if exclusive is not None else (),
+            cpuset_cpus=str(node.cpu_manager.get_cpu_affinity(pod.uid, container.name)),
+            devices={resource: tuple(sorted(ids)) for resource, ids in devices.items()},
         )
     return placements
 
