@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="topology manager merge: the production one (fast) or the plain cross product (reference)",
     )
 
-    checkpoint = commands.add_parser("checkpoint", help="read a memory_manager_state file")
+    checkpoint = commands.add_parser(
+        "checkpoint", help="read a kubelet checkpoint: memory_manager_state, cpu_manager_state or kubelet_internal_checkpoint")
     cp_commands = checkpoint.add_subparsers(dest="checkpoint_command", metavar="ACTION")
     cp_commands.required = True
     inspect = cp_commands.add_parser("inspect", help="show the checkpoint's content and checksum verdict")
@@ -94,7 +95,16 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true", help="print JSON")
     verify = cp_commands.add_parser("verify", help="exit 0 when kubelet would load the checkpoint, 1 otherwise")
     verify.add_argument("path", metavar="PATH")
-    verify.add_argument("--policy", metavar="NAME", help="the configured memory manager policy (None, Static)")
+    verify.add_argument("--policy", metavar="NAME",
+                        help="the configured policy of the file's manager (memory: None, Static; CPU: none, static)")
+    verify.add_argument("--machine", metavar="FILE",
+                        help="cadvisor MachineInfo: check a CPU checkpoint's CPUs, a device checkpoint's NUMA nodes")
+    verify.add_argument("--devices", metavar="FILE",
+                        help="the node's devices ({resource: [{id, numaNodes, healthy}]}): refuse a device checkpoint "
+                        "entry the node cannot account for (kubelet restores it silently)")
+    for sub in (inspect, verify):
+        sub.add_argument("--kind", choices=("memory", "cpu", "device"),
+                         help="which manager's checkpoint (default: from the file name, else the content)")
 
     machine = commands.add_parser(
         "machine", help="this machine's NUMA topology as cadvisor reports it: MachineInfo JSON for a scenario's machine"
@@ -180,8 +190,8 @@ def cmd_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
     from memorymanager.cli import checkpoint_cmd as checkpoint_cli
 
     if args.checkpoint_command == "inspect":
-        return checkpoint_cli.inspect(args.path, args.json, out)
-    return checkpoint_cli.verify(args.path, args.policy, out)
+        return checkpoint_cli.inspect(args.path, args.json, out, args.kind)
+    return checkpoint_cli.verify(args.path, args.policy, out, args.kind, args.machine, args.devices)
 
 
 def human_bytes(n: int) -> str:
