@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="which manager's checkpoint (default: from the file name, else the content)")
 
     machine = commands.add_parser(
-        "machine", help="this machine's NUMA topology as cadvisor reports it: MachineInfo JSON for a scenario's machine"
+        "machine", help="this machine's NUMA and CPU topology as cadvisor reports it: MachineInfo JSON for a "
+        "scenario's machine"
     )
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
     shape = machine.add_mutually_exclusive_group()
@@ -223,6 +224,38 @@ def machine_table(obj: dict) -> list[str]:
         lines.append(
             f"{node.get('node_id', '?'):>4}  {human_bytes(memory):>10}  {memory:>14}  {cpus:>4}  {pages:<28}  {dist}"
         )
+    return lines + cpu_topology_lines(obj)
+
+
+def cpu_topology_lines(obj: dict) -> list[str]:
+    """The CPU topology the CPU manager reads (sockets, cores, threads, uncore caches) per NUMA node, as
+    lines under the machine table; none when no node lists its cores."""
+    from kubeinputs.cpuset import CPUSet
+
+    nodes = [n for n in obj.get("topology") or [] if n.get("cores")]
+    if not nodes:
+        return []
+    cores = [c for n in nodes for c in n["cores"]]
+    sockets = sorted({c.get("socket_id", 0) for c in cores})
+    threads = sorted({len(c.get("thread_ids") or []) for c in cores})
+    cpus = sum(len(c.get("thread_ids") or []) for c in cores)
+    per_core = "/".join(map(str, threads))
+    lines = ["", f"CPUs: {cpus} in {len(cores)} cores ({per_core} thread{'s' if threads != [1] else ''} per core), "
+                 f"{len(sockets)} socket{'s' if len(sockets) != 1 else ''}",
+             f"{'node':>4}  {'sockets':<8}  {'cores':>5}  {'cpus':<24}  uncore caches (L3: id size cpus)"]
+    for node in nodes:
+        node_cores = node["cores"]
+        uncore: dict[tuple[int, int], set[int]] = {}
+        for core in node_cores:
+            for cache in core.get("uncore_caches") or []:
+                uncore.setdefault((cache.get("id", 0), cache.get("size", 0)), set()).update(core.get("thread_ids") or [])
+        caches = [f"{cid} {human_bytes(size)} {CPUSet.new(*members)}" for (cid, size), members in sorted(uncore.items())]
+        caches += [f"{c.get('id', 0)} {human_bytes(c.get('size', 0))} node" for c in node.get("caches") or []
+                   if c.get("level", 0) > 2]
+        node_sockets = ",".join(str(x) for x in sorted({c.get("socket_id", 0) for c in node_cores}))
+        node_cpus = CPUSet.new(*(t for c in node_cores for t in c.get("thread_ids") or []))
+        lines.append(f"{node.get('node_id', '?'):>4}  {node_sockets:<8}  {len(node_cores):>5}  {str(node_cpus):<24}  "
+                     f"{'; '.join(caches) or '-'}")
     return lines
 
 
