@@ -258,8 +258,11 @@ class Manager:
         """UpdateAllocatedDevices: free the devices of every pod `active_pods` no longer lists (the checkpoint
         is not rewritten here, as in kubelet: it still names them until the next write)."""
         state = self._started_state()
+        holding = state.pod_devices.pods()
+        if not holding:  # nothing to free (a node without device allocations asks for no pod list)
+            return
         active = {pod.uid for pod in (self._active_pods() if self._active_pods is not None else [])}
-        stale = state.pod_devices.pods() - active
+        stale = holding - active
         if not stale:
             return
         state.pod_devices.delete(sorted(stale))

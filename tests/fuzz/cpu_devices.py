@@ -9,14 +9,13 @@ machine lacks, a negative or fractional device request).
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any, Callable
 
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import temp_file, step_failure
 from tests.fuzz.readers import HiddenException
-from tests.fuzz.strategies import mutated
+from tests.fuzz.strategies import _dump, mutated
 
 SEED_CPU_CHECKPOINT = ('{"policyName":"static","defaultCpuSet":"0,3-7","checksum":0,"data":"{\\"policyName\\":\\"static\\",'
                        '\\"defaultCpuSet\\":\\"0,3-7\\",\\"entries\\":{\\"p1\\":{\\"c1\\":\\"1-2\\"}}}","dataChecksum":1}')
@@ -126,7 +125,7 @@ def read_scenario(doc: Any) -> Any:
 
     import os
 
-    path = temp_file(json.dumps(doc, ensure_ascii=False).encode("utf-8", "surrogatepass"), ".json")
+    path = temp_file(_dump(doc).encode("utf-8", "surrogatepass"), ".json")
     try:
         result = run_scenario(load_scenario(path))
     finally:
