@@ -30,7 +30,7 @@ from typing import Optional, Sequence, Union
 from kubeinputs.cpuset import CPUSet
 from topologymanager import bitmask
 from topologymanager.errors import BoundedWorkError
-from topologymanager.hint import MAX_MEMOISED_NODES, TopologyHint, hint_objects
+from topologymanager.hint import MAX_MEMOISED_NODES, TopologyHint, hints_by_width
 from topologymanager.hint_family import HintFamily
 
 from cpumanager.topology import CPUTopology
@@ -133,8 +133,7 @@ def listed_hints(topo: CPUTopology, numa_nodes: Sequence[int], available: CPUSet
     else:
         passing = [m for m in order if m & needed == needed and free[m] >= short]
     if not align_by_socket and n <= MAX_MEMOISED_NODES:  # shared hint objects: no 2^n new ones per call
-        not_preferred, preferred = hint_objects(tuple(numa_nodes))
-        return [(preferred if m.bit_count() == min_affinity else not_preferred)[m] for m in passing]
+        return list(map(hints_by_width(tuple(numa_nodes), min_affinity).__getitem__, passing))
     real = _real_masks(tuple(numa_nodes))
     if not align_by_socket:
         return [TopologyHint(real[m], m.bit_count() == min_affinity) for m in passing]

@@ -32,7 +32,7 @@ from itertools import combinations
 from typing import Any, Iterable, Optional, Sequence, Union
 
 from topologymanager.errors import BoundedWorkError
-from topologymanager.hint import MAX_MEMOISED_NODES, TopologyHint, hint_objects
+from topologymanager.hint import MAX_MEMOISED_NODES, TopologyHint, hints_by_width
 from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 
@@ -135,8 +135,7 @@ def listed_device_hints(plugins: PluginDevices, machine_nodes: Sequence[int], re
     if forced:
         kept = [m for m in kept if all(m & f for f in forced)]
     if k <= MAX_MEMOISED_NODES:  # shared hint objects: no 2^k new ones per call
-        not_preferred, preferred = hint_objects(tuple(nodes))
-        return [(preferred if m.bit_count() == min_affinity_size else not_preferred)[m] for m in kept]
+        return list(map(hints_by_width(tuple(nodes), min_affinity_size).__getitem__, kept))
     real = [0]
     for n in nodes:
         bit = 1 << n

@@ -58,3 +58,12 @@ def hint_objects(numa_nodes: tuple[int, ...]) -> tuple[tuple[TopologyHint, ...],
         bit = 1 << node_id
         real += [mask | bit for mask in real]
     return tuple(TopologyHint(m, False) for m in real), tuple(TopologyHint(m, True) for m in real)
+
+
+@lru_cache(maxsize=32)
+def hints_by_width(numa_nodes: tuple[int, ...], preferred_width: int) -> tuple[TopologyHint, ...]:
+    """By position mask (as `hint_objects`): the hint preferred exactly when the mask has `preferred_width`
+    nodes, the providers' rule for a listed mask. Memoised per node set and width, O(2^n) once."""
+    not_preferred, preferred = hint_objects(numa_nodes)
+    return tuple(preferred[m] if m.bit_count() == preferred_width else not_preferred[m]
+                 for m in range(len(preferred)))
