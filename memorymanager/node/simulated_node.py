@@ -246,6 +246,31 @@ class _HeldWrites:
         return _HeldWrites()
 
 
+class _BothDeferred:
+    """Two deferred_writes() contexts as one (entered in order, left in reverse); cheaper than an ExitStack on
+    the admission path."""
+
+    __slots__ = ("first", "second")
+
+    def __init__(self, first: ContextManager[object], second: ContextManager[object]) -> None:
+        self.first, self.second = first, second
+
+    def __enter__(self) -> "_BothDeferred":
+        self.first.__enter__()
+        try:
+            self.second.__enter__()
+        except BaseException:
+            self.first.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.second.__exit__(*exc)
+        finally:
+            self.first.__exit__(*exc)
+
+
 class SimulatedNode:
     """One node: machine info, configuration, the checkpoint folder, and the managers.
 
@@ -337,10 +362,7 @@ class SimulatedNode:
 
     def deferred_writes(self) -> ContextManager[object]:
         """A context in which the memory and CPU managers write their checkpoints once, at the end."""
-        stack = ExitStack()
-        stack.enter_context(self.memory_manager.deferred_writes())
-        stack.enter_context(self.cpu_manager.deferred_writes())
-        return stack
+        return _BothDeferred(self.memory_manager.deferred_writes(), self.cpu_manager.deferred_writes())
 
     def flush_checkpoint(self) -> None:
         """With write_behind: write the checkpoints now if anything changed since they were last written
