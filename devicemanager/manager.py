@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequenc
 
 from kubeinputs.devices import DeclaredDevices, Device
 from state.checkpoint_errors import CheckpointNotFoundError
-from state.checkpoint_manager import CheckpointManager, StoreError
+from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_provider import ProviderHints
 
@@ -161,7 +161,7 @@ class Manager:
     def _read_checkpoint(self) -> None:
         """readCheckpoint: allocations and the registered resources (with no device until their plugin
         reports), or nothing when the file is missing or unreadable."""
-        if self.state_dir is None:
+        if self.state_dir is None or self._folder_listing() == []:  # no folder is created just to look
             return
         path = self.checkpoint_path
         try:
@@ -236,6 +236,28 @@ class Manager:
         state = self._started_state()
         if resource in state.plugins.endpoints:
             state.plugins.mark_unhealthy(resource)
+
+    def can_have_opinion(self) -> bool:
+        """Whether any pod could get hints or an Allocate answer other than "no preference" from this manager:
+        some plugin is declared, or a checkpoint may name resources (kubelet keeps those registered, with no
+        device until their plugin comes back). A manager with neither answers every pod with an empty hint
+        map and allocates nothing. Asked before start."""
+        if self.declared_devices:
+            return True
+        listing = self._folder_listing()
+        return listing is None or CHECKPOINT_FILE_NAME in listing  # None: unknown, so it is asked
+
+    def _folder_listing(self) -> Optional[list[str]]:
+        """The names in the checkpoint folder, [] when there is no folder (nothing is created to look), None
+        when it cannot be listed (start then reports what is wrong)."""
+        if self.state_dir is None:
+            return []
+        try:
+            return (self.file_ops or FileOps()).list_dir(os.path.join(self.state_dir, CHECKPOINT_DIR))
+        except FileNotFoundError:
+            return []
+        except OSError:
+            return None
 
     def should_reset_extended_resource_capacity(self) -> bool:
         """ShouldResetExtendedResourceCapacity: no checkpoint in the folder (the node was recreated)."""

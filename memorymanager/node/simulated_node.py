@@ -19,6 +19,7 @@ from kubeinputs.errors import Error, InputError
 from typing import Any, Callable, ContextManager, Iterable, Mapping, Optional
 
 from cpumanager.manager import new_manager as new_cpu_manager
+from cpumanager.policy import POLICY_NONE as CPU_POLICY_NONE
 from cpumanager.reserved_cpus import get_reserved_cpus
 from devicemanager.constants import CHECKPOINT_DIR as DEVICE_CHECKPOINT_DIR
 from devicemanager.constants import CHECKPOINT_FILE_NAME as DEVICE_CHECKPOINT_FILE_NAME
@@ -403,15 +404,21 @@ class SimulatedNode:
             gates,
             merge_fn=self.merge_fn,
         )
+        # A provider that can only answer "no preference" (the CPU manager's none policy; a device manager with no
+        # plugin and no checkpoint) is not registered: kubelet's merge reads its nil map as one {any NUMA node,
+        # preferred} hint, which changes no merge, and its Allocate does nothing, so every answer is the same
+        # while the topology manager (and what observes it) sees the providers of a node that pins memory only.
         dm = new_device_manager(self.machine, tm, self.state_dir, self.devices)
         dm.file_ops = self.file_ops
         device_recorder = RecordingProvider(dm)
-        tm.add_hint_provider(device_recorder)
+        if dm.can_have_opinion():
+            tm.add_hint_provider(device_recorder)
         cm = new_cpu_manager(cfg.cpu_manager_policy, dict(cfg.cpu_manager_policy_options) or None, self.machine,
                              reserved_cpus, reservation, self.state_dir, tm, gates)
         cm.file_ops = self.file_ops
         cpu_recorder = RecordingProvider(cm)
-        tm.add_hint_provider(cpu_recorder)
+        if cm.policy_name() != CPU_POLICY_NONE:
+            tm.add_hint_provider(cpu_recorder)
         mm = new_memory_manager(
             cfg.memory_manager_policy,
             self.machine,
