@@ -1,8 +1,8 @@
 """The `memorymanager` command: run scenarios, inspect or verify checkpoints, show this machine.
 
     memorymanager run PATH... [-v] [--json] [--state-dir DIR] [--record [--in-place]] [--merge fast|reference]
-    memorymanager checkpoint inspect PATH [--json]
-    memorymanager checkpoint verify PATH [--policy NAME]
+    memorymanager checkpoint inspect PATH [--json] [--kind memory|cpu|device]
+    memorymanager checkpoint verify PATH [--policy NAME] [--kind K] [--machine FILE] [--devices FILE]
     memorymanager machine [--sysfs-root DIR] [--table]
 
 Exit codes of `run`: 0 every expectation held, 1 some failed, 2 some file is not a valid
@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--state-dir", metavar="DIR",
-        help="folder of the checkpoint file memory_manager_state; an old one is removed before each scenario "
+        help="folder of the checkpoint files (memory_manager_state, cpu_manager_state, "
+        "device-plugins/kubelet_internal_checkpoint); old ones are removed before each scenario "
         "(default: a temporary folder per scenario)",
     )
     run.add_argument(
