@@ -25,14 +25,14 @@ STATIC = {"cpuManagerPolicy": "static", "systemReserved": {"cpu": "1"}, "memoryM
 GPUS = {"nvidia.com/gpu": [{"id": "g0", "numaNodes": [0]}, {"id": "g1", "numaNodes": [1]}]}
 
 
-def pod(name: str, cpu: str = "2", memory: str = "1Gi", gpus: int = 0, init: bool = False) -> dict:
+def pod(name: str, cpu: str = "2", memory: str = "1Gi", gpus: int = 0, init: bool = False, uid: str = "") -> dict:
     limits: dict = {"cpu": cpu, "memory": memory}
     if gpus:
         limits["nvidia.com/gpu"] = str(gpus)
     spec: dict = {"containers": [{"name": "app", "resources": {"limits": limits}}]}
     if init:
         spec["initContainers"] = [{"name": "init", "resources": {"limits": dict(limits)}}]
-    return {"metadata": {"name": name}, "spec": spec}
+    return {"metadata": {"name": name, **({"uid": uid} if uid else {})}, "spec": spec}
 
 
 def test_providers_are_created_registered_and_started_in_kubelets_order() -> None:
@@ -191,9 +191,12 @@ def test_no_cpu_or_device_is_given_twice_and_restart_changes_nothing(tmp_path_fa
     containers, and a restart from the checkpoints gives the same state."""
     folder = tmp_path_factory.mktemp("state")
     node = memorymanager.Node(MACHINE, {**STATIC, "topologyManagerPolicy": "best-effort"}, state_dir=folder, devices=GPUS)
-    for op, i, cpu, gpus, init in ops:
+    # a pod created again after its removal is a new pod with a new UID, as the API server makes it: kubelet's
+    # device manager frees a gone pod's devices in memory only, so a UID that came back would find its old
+    # devices in the checkpoint at the next start
+    for n, (op, i, cpu, gpus, init) in enumerate(ops):
         if op == "admit" and f"p{i}" not in node.pods():  # a running pod's spec does not change
-            node.admit(pod(f"p{i}", cpu=cpu, gpus=gpus, init=init))
+            node.admit(pod(f"p{i}", cpu=cpu, gpus=gpus, init=init, uid=f"p{i}-{n}"))
         elif f"p{i}" in node.pods():
             node.remove(f"p{i}")
     sim = node.simulated_node
