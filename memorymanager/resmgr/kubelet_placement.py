@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from kubeinputs.cpuset import cpuset_string
 from kubeinputs.machine import MachineInfo
 from memorymanager.node.api import Node
 from memorymanager.resmgr.cache import Container, ContainerCache
@@ -72,11 +71,3 @@ class KubeletPlacement:
         pod = sim.active_pod(pod_uid)
         if pod is not None:
             sim.remove(pod)
-
-    def refresh_memsets(self) -> None:
-        """Every cached container's memory set as kubelet holds it now (the changed ones cached again)."""
-        for c in self.cache:
-            mems = cpuset_string(self.container_memset(c))
-            if mems != c.memset:
-                c.memset = mems
-                self.cache.insert(c)

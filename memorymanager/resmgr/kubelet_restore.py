@@ -10,6 +10,7 @@ from typing import Mapping, Optional
 from kubeinputs.errors import InputError
 from kubeinputs.kubelet_config import parse_kubelet_config
 from memorymanager.node.simulated_node import KubeletStartError
+from memorymanager.resmgr import kubelet_updates
 from memorymanager.resmgr.cache import ContainerCache
 from memorymanager.resmgr.kubelet_claims import STATIC_NAME, claim_held, claim_pod, publish_devices, reserve
 from memorymanager.resmgr.kubelet_containers import cached_pods
@@ -76,5 +77,5 @@ def restore(p: KubeletPlacement) -> None:
         for record in records:
             if not claim_held(p, record):
                 reserve(p, record)
-    p.refresh_memsets()
+    kubelet_updates.follow(p)  # a cached cpuset the checkpoint disagrees with: corrected, and pending
     publish_devices(p)

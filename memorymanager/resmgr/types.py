@@ -158,6 +158,26 @@ class CpuMetric:
     container_count: int = 0
 
 
+# ----- container changes ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContainerUpdate:
+    """A pending change of a container's cgroup cpuset, as a policy records it for the runtime: NRI's
+    ContainerAdjustment (the container being created) or ContainerUpdate (one that exists), reduced to
+    `linux.resources.cpu.cpus` / `.mems`. None leaves a value as it is."""
+
+    container_id: str
+    cpuset_cpus: Optional[str] = None
+    cpuset_mems: Optional[str] = None
+
+    def merged(self, newer: "ContainerUpdate") -> "ContainerUpdate":
+        """This change with `newer`'s values over it (what the runtime gets when both are pending)."""
+        return ContainerUpdate(self.container_id,
+                               self.cpuset_cpus if newer.cpuset_cpus is None else newer.cpuset_cpus,
+                               self.cpuset_mems if newer.cpuset_mems is None else newer.cpuset_mems)
+
+
 # ----- DRA ---------------------------------------------------------------------------------------
 
 #: A device attribute value: int, bool, string, or (only when the owner supports it) a list.

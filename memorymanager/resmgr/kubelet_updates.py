@@ -1,0 +1,64 @@
+"""The placement applied: what kubelet writes into a container's cgroup cpuset, recorded as pending
+changes for the runtime, as nri-plugins policies record theirs (`container.SetCpusetMems`/`Cpus`).
+
+kubelet sets `cpuset.mems` to the NUMA nodes of the memory manager's blocks for the container, and
+nothing when the memory manager assigns none (a pod that is not Guaranteed). `cpuset.cpus` comes from
+the CPU manager, which this node does not run yet: `cgroup_cpuset` is the one place it slots in.
+
+When changes are recorded (the container's `memset` remembers what it was given):
+- the container a call is about (allocate, update, sync) gets its cpuset as a pending change every
+  time, as topology-aware re-applies a grant; an empty value is never set (kubelet sets nothing);
+- every other cached container gets one only when its cpuset changed.
+
+Who carries them to the runtime: for an NRI request, the resource manager's response (the adjustment
+of the created container and the updates of the others, `ContainerCache.take_pending` /
+`take_pending_updates`); for reconfiguration and DRA claims, which have no NRI response, the policy
+calls `Owner.update_containers()` itself, with the lock its caller holds (`push`).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from kubeinputs.cpuset import cpuset_string
+from memorymanager.resmgr.cache import Container
+from memorymanager.resmgr.kubelet_placement import KubeletPlacement
+
+
+def cgroup_cpuset(p: KubeletPlacement, container: Container) -> tuple[str, str]:
+    """(cpuset.cpus, cpuset.mems) kubelet would give the container now ("" for a value it leaves alone)."""
+    return "", cpuset_string(p.container_memset(container))
+
+
+def assign(p: KubeletPlacement, container: Container) -> bool:
+    """Give the container object its cpuset as kubelet holds it now; whether that changed it."""
+    _, mems = cgroup_cpuset(p, container)
+    changed = mems != container.memset
+    container.memset = mems
+    return changed
+
+
+def pend(p: KubeletPlacement, container: Container) -> None:
+    """Record the cached container's cpuset as a pending change (its non-empty values only)."""
+    cpus, mems = cgroup_cpuset(p, container)
+    p.cache.set_cpuset(container.id, cpus=cpus or None, mems=mems or None)
+
+
+def apply(p: KubeletPlacement, container: Container) -> None:
+    """The container's cpuset assigned, cached and pending (the container a call is about)."""
+    assign(p, container)
+    p.cache.insert(container)
+    pend(p, container)
+
+
+def follow(p: KubeletPlacement, skip: Optional[str] = None) -> None:
+    """Every other cached container whose cpuset changed: assigned again, cached and pending."""
+    for c in p.cache:
+        if c.id != skip and assign(p, c):
+            p.cache.insert(c)
+            pend(p, c)
+
+
+def push(p: KubeletPlacement) -> None:
+    """Hand the pending changes to the owner (`update_containers`, under the lock the caller holds)."""
+    if p.owner is not None and p.cache.pending():
+        p.owner.update_containers()
