@@ -13,7 +13,8 @@ sends, and the Node after it:
   ownership pattern: every present name it matches that is not published is removed;
 - a pattern with a value is logged and skipped, and the rest is still applied;
 - patterns match with Go's `path.Match` (`kubeinputs.gopath`): `*` and `?` never cross `/`,
-  `[...]` classes; a malformed pattern is logged and matches nothing.
+  `[...]` classes; a malformed pattern is logged and matches nothing. Only a key with a `*` is a
+  pattern: `a.nri.io/x?` alone is a plain name.
 """
 from __future__ import annotations
 

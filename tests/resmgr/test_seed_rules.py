@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import tempfile
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kubeinputs.quantity import parse_quantity
 from memorymanager import resmgr as r
-from memorymanager.resmgr.types import ContainerEdits, ExtendedResources
+from memorymanager.resmgr.types import ContainerEdits
 
 from tests.resmgr.helpers import GI, MACHINE, STATIC, FakeOwner, RetakeError, claim, container, make_policy, result
 
@@ -69,6 +71,59 @@ def test_resources_sh_is_sourced_as_written(tmp_path) -> None:
     out = subprocess.run(["sh", "-c", f'. "{path}"; printf "%s|%s" "$MEMS" "$TRICKY"'],
                          capture_output=True, text=True, check=True).stdout
     assert out == f"{values['MEMS']}|{values['TRICKY']}"
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"X": "a\0b"}, "cannot hold a NUL character"),
+    ({"X": "a\ud800"}, "lone surrogate"),
+    ({1: "a"}, "a variable name must be a string"),
+])
+def test_format_exports_refuses_values_no_shell_holds(data: dict, message: str) -> None:
+    with pytest.raises(r.PolicyError, match=message):
+        r.format_exports(data)
+
+
+def test_container_folder_is_readable_by_a_container_user(tmp_path) -> None:
+    """0755 for the folders and 0644 for the file whatever the umask (a container running as a non-root
+    user reads its resources.sh through the bind mount of its folder)."""
+    cache = r.ContainerCache(str(tmp_path))
+    old = os.umask(0o077)
+    try:
+        folder = cache.container_directory("web-app")
+        path = r.write_exports(folder, {"MEMS": "0"})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(os.path.dirname(folder)).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    os.chmod(folder, 0o700)  # an older folder (this project made them 0710): corrected
+    assert stat.S_IMODE(os.stat(cache.container_directory("web-app")).st_mode) == 0o755
+
+
+def test_container_folder_symlink_is_refused(tmp_path) -> None:
+    cache = r.ContainerCache(str(tmp_path / "state"))
+    (tmp_path / "state" / "containers").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "state" / "containers" / "web-app")
+    with pytest.raises(r.PolicyError, match="is not a folder \\(or is a symbolic link\\)"):
+        cache.container_directory("web-app")
+
+
+VALUES = st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=30)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(VALUES, min_size=1, max_size=6))
+def test_a_sourcing_shell_gets_every_value(values: list[str]) -> None:
+    """Whatever the text (quotes, $, backquotes, backslashes, newlines, non-ASCII), `. resources.sh`
+    sets exactly the value and runs nothing; one shell per example."""
+    data = {f"V{i}": v for i, v in enumerate(values)}
+    with tempfile.TemporaryDirectory() as folder:
+        path = r.write_exports(folder, data)
+        script = f'. "{path}"; ' + "; ".join(f'printf "%s\\0" "$V{i}"' for i in range(len(values)))
+        out = subprocess.run(["sh", "-c", script], capture_output=True, check=True, cwd=folder).stdout
+        assert os.listdir(folder) == ["resources.sh"]  # nothing the values could have run left a trace
+    assert out.split(b"\0")[:-1] == [v.encode() for v in values]
 
 
 # ----- extended resources: see test_agent_reconciliation.py -----
