@@ -139,6 +139,6 @@ def run(repeats: int) -> list[Row]:
 
 
 if __name__ == "__main__":
-    from benchmarks.run import print_table
+    from benchmarks.timing import print_table
 
     print_table(run(15))

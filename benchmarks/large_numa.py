@@ -142,7 +142,7 @@ def run_b8(repeats: int, with_before: bool = True, sizes=SIZES) -> list[Row]:
 def main(argv: Optional[list[str]] = None) -> int:
     import argparse
 
-    from benchmarks.run import print_table
+    from benchmarks.timing import print_table
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)

@@ -1,10 +1,14 @@
 """Timing helpers shared by the benchmarks: medians of repeated runs, and result rows."""
 from __future__ import annotations
 
+import platform
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from typing import Callable
+
+import psutil
 
 
 @dataclass
@@ -28,3 +32,20 @@ def median_seconds(fn: Callable[[], object], repeats: int, inner: int = 1) -> fl
             fn()
         samples.append((time.perf_counter() - start) / inner)
     return statistics.median(samples)
+
+
+def machine_line() -> str:
+    """The machine and Python the figures were taken on."""
+    cpu = platform.processor() or platform.machine()
+    memory = psutil.virtual_memory().total / (1 << 30)
+    return (f"{platform.python_implementation()} {platform.python_version()} on {platform.system()} {cpu}, "
+            f"{psutil.cpu_count()} cores, {memory:.0f} GiB")
+
+
+def print_table(rows: list[Row], out=sys.stdout) -> None:
+    """A Markdown table: benchmark, case, variant, median, note."""
+    print("| bench | case | variant | median | note |", file=out)
+    print("| --- | --- | --- | ---: | --- |", file=out)
+    for r in rows:
+        value = f"{r.value:,.0f} {r.unit}" if r.unit == "ops/s" else f"{r.value:.3f} {r.unit}"
+        print(f"| {r.bench} | {r.case} | {r.variant} | {value} | {r.note} |", file=out)

@@ -207,12 +207,14 @@ class CPUAccumulator:
             self.take(cpus)
 
     def take_full_numa_nodes(self) -> None:
-        """takeFullNUMANodes."""
-        self._take_whole(self.free_numa_nodes(), self.topo.numa_masks)
+        """takeFullNUMANodes (nothing to look at while the need is below the smallest node: none is taken)."""
+        if self.needed >= self.topo.smallest["numa"]:
+            self._take_whole(self.free_numa_nodes(), self.topo.numa_masks)
 
     def take_full_sockets(self) -> None:
-        """takeFullSockets."""
-        self._take_whole(self.free_sockets(), self.topo.socket_masks)
+        """takeFullSockets (skipped below the smallest socket, as above)."""
+        if self.needed >= self.topo.smallest["socket"]:
+            self._take_whole(self.free_sockets(), self.topo.socket_masks)
 
     def take_full_first_level(self) -> None:
         """The larger of NUMA nodes and sockets."""
@@ -229,8 +231,9 @@ class CPUAccumulator:
             self.take_full_numa_nodes()
 
     def take_full_uncore(self) -> None:
-        """takeFullUncore."""
-        self._take_whole(self.free_uncore_caches(), self.topo.uncore_masks)
+        """takeFullUncore (skipped below the smallest uncore cache, as above)."""
+        if self.needed >= self.topo.smallest["uncore"]:
+            self._take_whole(self.free_uncore_caches(), self.topo.uncore_masks)
 
     def take_partial_uncore(self, uncore: int) -> None:
         """takePartialUncore: the rest of the request from the lowest free cores of one cache, if they
@@ -265,8 +268,9 @@ class CPUAccumulator:
                 return
 
     def take_full_cores(self) -> None:
-        """takeFullCores."""
-        self._take_whole(self.free_cores(), self.topo.core_masks)
+        """takeFullCores (skipped below the smallest core, as above)."""
+        if self.needed >= self.topo.smallest["core"]:
+            self._take_whole(self.free_cores(), self.topo.core_masks)
 
     def take_remaining_cpus(self) -> None:
         """takeRemainingCPUs: single CPUs in the strategy's order until satisfied."""

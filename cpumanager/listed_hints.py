@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 
 from kubeinputs.cpuset import CPUSet
 from topologymanager import bitmask
-from topologymanager.hint import TopologyHint
+from topologymanager.hint import MAX_MEMOISED_NODES, TopologyHint, hints_by_width
 
 from cpumanager.topology import CPUTopology
 
@@ -84,6 +84,8 @@ def listed_hints(topo: CPUTopology, numa_nodes: Sequence[int], available: CPUSet
         passing = [m for m in order if free[m] >= short]
     else:
         passing = [m for m in order if m & needed == needed and free[m] >= short]
+    if not align_by_socket and n <= MAX_MEMOISED_NODES:  # shared hint objects: no 2^n new ones per call
+        return list(map(hints_by_width(tuple(numa_nodes), min_affinity).__getitem__, passing))
     real = _real_masks(tuple(numa_nodes))
     if not align_by_socket:
         return [TopologyHint(real[m], m.bit_count() == min_affinity) for m in passing]

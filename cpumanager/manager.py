@@ -26,6 +26,7 @@ from cpumanager.policy_none import new_policy_none
 from cpumanager.policy_static import StaticPolicy, new_policy_static
 from cpumanager.reserved_cpus import num_reserved_cpus
 from cpumanager.state import CHECKPOINT_FILE_NAME
+from cpumanager.state.checkpoint import encode_checkpoint
 from cpumanager.state.state import State, StateReader
 from cpumanager.state.state_checkpoint import new_checkpoint_state
 from cpumanager.state.state_mem import MemoryState, in_memory_copy
@@ -52,7 +53,16 @@ def new_manager(
     `observer` hears the manager's and its policy's events (`topologymanager.observer`).
     """
     gates = feature_gates if feature_gates is not None else FeatureGates()
-    topology = discover(machine_info)
+    try:
+        topology = discover(machine_info)
+    except CPUManagerError:
+        if policy_name != POLICY_NONE:
+            raise
+        # kubelet discovers first for every policy and refuses a machine reporting no CPU ("could not detect
+        # number of cpus"), which no real node reports; a hand-written machine without CPUs (valid for the
+        # memory manager, as scenario files before 1.2 have them) keeps starting with the none policy, which
+        # reads nothing of the topology
+        topology = CPUTopology(0, 0, 0, {})
     policy: Policy
     if policy_name == POLICY_NONE:
         try:
@@ -156,6 +166,13 @@ class Manager(PolicyManager[State]):
     def reserved_cpus(self) -> CPUSet:
         """The reserved CPUs of the static policy (empty under `none`)."""
         return self.policy.reserved_cpus if isinstance(self.policy, StaticPolicy) else CPUSet()
+
+    def checkpoint_bytes(self) -> bytes:
+        """The bytes `cpu_manager_state` holds for the state now, as kubelet writes them (also for a state kept
+        in memory): what a restart from a copy of this node reads. Pod-level sets only under their gate."""
+        state = self._started_state()
+        pods = state.get_pod_cpu_assignments() if self.feature_gates.enabled(POD_LEVEL_RESOURCE_MANAGERS_GATE) else {}
+        return encode_checkpoint(self.policy.name(), state.get_default_cpu_set(), state.get_cpu_assignments(), pods)
 
     def state(self) -> StateReader:
         """A read-only view of the state store (kubelet's State() returns a state.Reader)."""

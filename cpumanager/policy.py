@@ -26,7 +26,7 @@ class AffinityStore(Protocol):
         """The stored hint, or the zero hint `TopologyHint()` for an unknown container."""
 
     def get_policy(self) -> Any:
-        """The topology manager's policy (only its `name()` is read)."""
+        """The topology manager's policy (only its `name` property is read)."""
 
 
 class Policy(PolicyBase[State], Protocol):

@@ -94,8 +94,9 @@ class TopologyStore(Protocol):
 
 
 class NamedPolicy(Protocol):
-    """A topology manager policy: only its name is read."""
+    """A topology manager policy: only its name is read (a property, as topologymanager.policy.Policy has it)."""
 
+    @property
     def name(self) -> str:
         """The policy name (`none`, `best-effort`, `restricted`, `single-numa-node`)."""
 
@@ -147,7 +148,7 @@ def validate_static_policy_options(opts: StaticPolicyOptions, topology: CPUTopol
     """ValidateStaticPolicyOptions: align-by-socket against the machine and the topology manager policy."""
     if not opts.align_by_socket:
         return
-    policy_name = topology_manager.get_policy().name() if topology_manager is not None else "none"
+    policy_name = topology_manager.get_policy().name if topology_manager is not None else "none"
     if policy_name == POLICY_SINGLE_NUMA_NODE:
         raise CPUManagerError(f"Topolgy manager {POLICY_SINGLE_NUMA_NODE} policy is incompatible with CPUManager "
                               f"{ALIGN_BY_SOCKET_OPTION} policy option")

@@ -16,7 +16,7 @@ finished init containers are re-used by later containers. Every error carries ku
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
 from kubeinputs.cpuset import CPUSet
 from kubeinputs.features import POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
@@ -76,6 +76,24 @@ class EmptyPodSharedPoolError(CPUManagerError):
     error_type = EMPTY_POD_SHARED_POOL_REASON
 
 
+def check_state_cpus(default: CPUSet, assignments: Mapping[str, Mapping[str, CPUSet]], pod_sets: Iterable[CPUSet],
+                     all_cpus: CPUSet) -> None:
+    """validateState's checks of a non-empty shared pool that need only the machine's CPUs: no assignment
+    overlaps the pool, and the pool with every assignment (and pod-level set) is exactly the machine's
+    CPUs. Pods and containers in sorted order (Go's map order is random). Raises CPUManagerError."""
+    for pod in sorted(assignments):
+        for container in sorted(assignments[pod]):
+            cset = assignments[pod][container]
+            if not default.intersection(cset).is_empty():
+                raise CPUManagerError(f"pod: {pod}, container: {container} cpuset: {_q(cset)} overlaps with "
+                                      f"default cpuset {_q(default)}")
+    known = default.union(*(c for containers in assignments.values() for c in containers.values()))
+    known = known.union(*pod_sets)
+    if not known.equals(all_cpus):
+        raise CPUManagerError(f"current set of available CPUs {_q(all_cpus)} doesn't match with CPUs in state "
+                              f"{_q(known)}")
+
+
 class StaticPolicy:
     """kubelet's static policy. Build it with `new_policy_static`."""
 
@@ -131,18 +149,8 @@ class StaticPolicy:
                                       f"defaultCpuSet: {_q(default)}")
         elif not reserved.intersection(default).equals(reserved):
             raise CPUManagerError(f"not all reserved cpus: {_q(reserved)} are present in defaultCpuSet: {_q(default)}")
-        for pod in sorted(assignments):
-            for container in sorted(assignments[pod]):
-                cset = assignments[pod][container]
-                if not default.intersection(cset).is_empty():
-                    raise CPUManagerError(f"pod: {pod}, container: {container} cpuset: {_q(cset)} overlaps with "
-                                          f"default cpuset {_q(default)}")
-        known = default.union(*(c for containers in assignments.values() for c in containers.values()))
-        if pod_level_managed_gate(self.feature_gates):
-            known = known.union(*state.get_pod_cpu_assignments().values())
-        if not known.equals(all_cpus):
-            raise CPUManagerError(f"current set of available CPUs {_q(all_cpus)} doesn't match with CPUs in state "
-                                  f"{_q(known)}")
+        pod_sets = state.get_pod_cpu_assignments().values() if pod_level_managed_gate(self.feature_gates) else ()
+        check_state_cpus(default, assignments, pod_sets, all_cpus)
 
     # ----- the sets -----------------------------------------------------------------------------
 
@@ -175,13 +183,17 @@ class StaticPolicy:
 
     # ----- allocation ---------------------------------------------------------------------------
 
-    def enforce_smt_alignment(self, state: State, num_cpus: int) -> None:
-        """enforceSMTAlignment (full-pcpus-only): whole cores only, and enough free whole cores."""
+    def enforce_smt_alignment(self, state: State, num_cpus: int, held: Optional[CPUSet] = None) -> None:
+        """enforceSMTAlignment (full-pcpus-only): whole cores only, and enough free whole cores, counting the
+        CPUs the container already holds (`held`: kubernetes/kubernetes#129079, in v1.37: after a restart a
+        running container's restored CPUs are no longer free, yet its re-admission must pass)."""
         if not self.options.full_physical_cpus_only:
             return
         if self.cpu_group_size == 0 or num_cpus % self.cpu_group_size != 0:
             raise SMTAlignmentError(num_cpus, self.cpu_group_size)
         available_physical = self.get_available_physical_cpus(state).size()
+        if held is not None:
+            available_physical += held.size()
         if num_cpus > available_physical:
             raise SMTAlignmentError(num_cpus, self.cpu_group_size, available_physical, True)
 
@@ -210,8 +222,8 @@ class StaticPolicy:
 
     def _allocate(self, state: State, pod: Pod, container: Container, num_cpus: int) -> None:
         """Allocate past the guards."""
-        self.enforce_smt_alignment(state, num_cpus)
         cset = state.get_cpu_set(pod.uid, container.name)
+        self.enforce_smt_alignment(state, num_cpus, cset)
         if cset is not None:
             self.update_cpus_to_reuse(pod, container, cset)
             self.observer.skipped(CPU_MANAGER, pod, container, ALREADY_PRESENT)

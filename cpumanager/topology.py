@@ -73,7 +73,7 @@ class CPUTopology:
     """kubelet's topology.CPUTopology: the counts and the per-CPU details, with id -> CPU bitmask indexes."""
 
     __slots__ = ("num_cpus", "num_cores", "num_uncore_cache", "num_sockets", "num_numa_nodes", "cpu_details",
-                 "all_mask", "numa_masks", "socket_masks", "core_masks", "uncore_masks")
+                 "all_mask", "numa_masks", "socket_masks", "core_masks", "uncore_masks", "smallest")
 
     def __init__(self, num_cpus: int, num_cores: int, num_sockets: int, cpu_details: dict[int, CPUInfo],
                  num_numa_nodes: Optional[int] = None, num_uncore_cache: Optional[int] = None):
@@ -91,6 +91,10 @@ class CPUTopology:
         self.uncore_masks = _masks(self.cpu_details, "uncore_cache_id")
         self.num_numa_nodes = len(self.numa_masks) if num_numa_nodes is None else num_numa_nodes
         self.num_uncore_cache = len(self.uncore_masks) if num_uncore_cache is None else num_uncore_cache
+        # the CPUs of the smallest NUMA node, socket, core and uncore cache: a need below it takes none whole
+        self.smallest = {name: min((m.bit_count() for m in masks.values()), default=0)
+                         for name, masks in (("numa", self.numa_masks), ("socket", self.socket_masks),
+                                             ("core", self.core_masks), ("uncore", self.uncore_masks))}
 
     # ----- counts (kubelet divides totals, assuming a symmetric machine) ---------------------------
 

@@ -19,8 +19,10 @@ Lifecycle, as kubelet drives it:
   call, and by PodResources List) drops the pods `active_pods` no longer lists.
 
 Where kubelet only logs (a checkpoint it cannot read: it continues with no allocation), the
-manager does the same and keeps the error in `checkpoint_error`; `strict_checkpoint` turns
-that, and a checkpoint naming devices or NUMA nodes the node does not have, into a start error.
+manager does the same and keeps the error in `checkpoint_error`; what a readable checkpoint names
+that the node does not have (devices, NUMA nodes) is restored as kubelet restores it and listed in
+`checkpoint_problems`, for the node to report as warnings. `strict_checkpoint` turns both into a
+start error instead.
 
 Example: two GPUs on NUMA node 1 of a 2-node machine, the topology manager's stored affinity {1}:
 
@@ -48,7 +50,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequenc
 
 from kubeinputs.devices import DeclaredDevices, Device
 from state.checkpoint_errors import CheckpointNotFoundError
-from state.checkpoint_manager import CheckpointManager, StoreError
+from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
 from topologymanager.hint import TopologyHint
 from kubeinputs.pod import Container, Pod
 from topologymanager.hint_provider import ProviderHints
@@ -114,6 +116,7 @@ class Manager:
         self.checkpoint_error: Optional[DeviceCheckpointError] = None
         self.write_error: Optional[DeviceManagerError] = None
         self.skipped_entries: list[tuple[CheckpointEntry, str]] = []
+        self.checkpoint_problems: list[DeviceCheckpointError] = []
         self._state = DeviceState()
         self._active_pods: Optional[ActivePodsFunc] = None
         self._started = False
@@ -141,6 +144,7 @@ class Manager:
         self.checkpoint_error = None
         self.write_error = None
         self.skipped_entries = []
+        self.checkpoint_problems = []
         self._started = True
         self._read_checkpoint()
         for resource in sorted(self.declared_devices):
@@ -149,7 +153,7 @@ class Manager:
     def _read_checkpoint(self) -> None:
         """readCheckpoint: allocations and the registered resources (with no device until their plugin
         reports), or nothing when the file is missing or unreadable."""
-        if self.state_dir is None:
+        if self.state_dir is None or self._folder_listing() == []:  # no folder is created just to look
             return
         path = self.checkpoint_path
         try:
@@ -163,10 +167,10 @@ class Manager:
                 raise err from None
             self.checkpoint_error = err  # kubelet: "Continue after failing to read checkpoint file"
             return
-        if self.strict_checkpoint:
-            problems = check_against_node(data, self.declared_devices, self.numa_nodes, path)
-            if problems:
-                raise problems[0]
+        problems = check_against_node(data, self.declared_devices, self.numa_nodes, path)
+        if problems and self.strict_checkpoint:
+            raise problems[0]
+        self.checkpoint_problems = problems  # kubelet restores such entries without a word
         self._restore(data)
 
     def _restore(self, data: DeviceCheckpointData) -> None:
@@ -230,6 +234,28 @@ class Manager:
         of a node). Cost: O(1)."""
         self.state_dir = None
 
+    def can_have_opinion(self) -> bool:
+        """Whether any pod could get hints or an Allocate answer other than "no preference" from this manager:
+        some plugin is declared, or a checkpoint may name resources (kubelet keeps those registered, with no
+        device until their plugin comes back). A manager with neither answers every pod with an empty hint
+        map and allocates nothing. Asked before start."""
+        if self.declared_devices:
+            return True
+        listing = self._folder_listing()
+        return listing is None or CHECKPOINT_FILE_NAME in listing  # None: unknown, so it is asked
+
+    def _folder_listing(self) -> Optional[list[str]]:
+        """The names in the checkpoint folder, [] when there is no folder (nothing is created to look), None
+        when it cannot be listed (start then reports what is wrong)."""
+        if self.state_dir is None:
+            return []
+        try:
+            return (self.file_ops or FileOps()).list_dir(os.path.join(self.state_dir, CHECKPOINT_DIR))
+        except FileNotFoundError:
+            return []
+        except OSError:
+            return None
+
     def should_reset_extended_resource_capacity(self) -> bool:
         """ShouldResetExtendedResourceCapacity: no checkpoint in the folder (the node was recreated)."""
         if self.state_dir is None:
@@ -251,8 +277,11 @@ class Manager:
         """UpdateAllocatedDevices: free the devices of every pod `active_pods` no longer lists (the checkpoint
         is not rewritten here, as in kubelet: it still names them until the next write)."""
         state = self._started_state()
+        holding = state.pod_devices.pods()
+        if not holding:  # nothing to free (a node without device allocations asks for no pod list)
+            return
         active = {pod.uid for pod in (self._active_pods() if self._active_pods is not None else [])}
-        stale = state.pod_devices.pods() - active
+        stale = holding - active
         if not stale:
             return
         state.pod_devices.delete(sorted(stale))

@@ -33,7 +33,7 @@ from typing import Iterable, Optional, Sequence, Union
 
 from kubeinputs.pod import Container, Pod
 from topologymanager.errors import BoundedWorkError
-from topologymanager.hint import TopologyHint
+from topologymanager.hint import MAX_MEMOISED_NODES, TopologyHint, hints_by_width
 from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 
@@ -131,14 +131,16 @@ def listed_device_hints(plugins: PluginDevices, machine_nodes: Sequence[int], re
         if all_touching[m] >= request:
             min_affinity_size = min(min_affinity_size, m.bit_count())
             break
-    real = [0]
-    for n in nodes:
-        bit = 1 << n
-        real += [x | bit for x in real]
     need = request - len(forced)
     kept = [m for m in order if free_touching[m] >= need]
     if forced:
         kept = [m for m in kept if all(m & f for f in forced)]
+    if k <= MAX_MEMOISED_NODES:  # shared hint objects: no 2^k new ones per call
+        return list(map(hints_by_width(tuple(nodes), min_affinity_size).__getitem__, kept))
+    real = [0]
+    for n in nodes:
+        bit = 1 << n
+        real += [x | bit for x in real]
     return [TopologyHint(real[m], m.bit_count() == min_affinity_size) for m in kept]
 
 

@@ -22,7 +22,7 @@ true. Declaration order is kept: it is the order the plugin lists its devices in
 (Device(id='gpu0', numa_nodes=(0,), healthy=True), None)
 
 `integer_resource_error` is the API server's check that an extended resource is asked for in
-whole units, with its text: the field error prints the Quantity struct with Go's `%#v`
+whole units, with its text (the Pod reader applies it to every container's limits and requests): the field error prints the Quantity struct with Go's `%#v`
 (`nvidia.com/gpu: 500m` -> `Invalid value: resource.Quantity{i:resource.int64Amount{value:500,
 scale:-3}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:"500m", Format:"DecimalSI"}: must be an
 integer`); negative quantities are refused by the Pod reader already.
@@ -32,9 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Union
 
-from kubeinputs.pod import Pod
-from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_list, expect_map, expect_str, index_path,
-                               join_path, type_name)
+from kubeinputs.errors import (InputError, brief, check_keys, expect_bool, expect_list, expect_map, expect_str,
+                               index_path, join_path, show_int, type_name)
 from kubeinputs.goformat import go_quote
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.quantity import Quantity
@@ -77,9 +76,9 @@ def _parse_numa_nodes(value: Any, where: str, machine_nodes: Optional[frozenset[
     for i, item in enumerate(items):
         path = index_path(where, i)
         if isinstance(item, bool) or not isinstance(item, int):
-            raise InputError(path, f"expected a NUMA node id (an integer), got {type_name(item)} {item!r}")
+            raise InputError(path, f"expected a NUMA node id (an integer), got {type_name(item)} {brief(item)}")
         if item < 0 or item > MAX_NUMA_ID:
-            raise InputError(path, f"NUMA node id must be in 0-{MAX_NUMA_ID}, got {item}")
+            raise InputError(path, f"NUMA node id must be in 0-{MAX_NUMA_ID}, got {show_int(item)}")
         if machine_nodes is not None and item not in machine_nodes:
             known = ", ".join(str(n) for n in sorted(machine_nodes)) or "none"
             raise InputError(path, f"NUMA node {item} is not on this machine (its NUMA nodes: {known})")
@@ -202,17 +201,3 @@ def integer_resource_error(name: str, quantity: Quantity) -> Optional[str]:
     if _milli_value_ceil(quantity) % 1000 != 0:
         return f"Invalid value: {go_quantity_value(quantity)}: must be an integer"
     return None
-
-
-def validate_integer_resources(pod: Pod, where: str = "") -> None:
-    """The integer rule over every container of a parsed Pod (init containers first, limits before requests),
-    raising the API server's text at the field's path (`spec.containers[0].resources.limits.nvidia.com/gpu`)."""
-    spec = join_path(where, "spec")
-    for key, group in (("initContainers", pod.init_containers), ("containers", pod.containers)):
-        for i, container in enumerate(group):
-            resources = join_path(index_path(join_path(spec, key), i), "resources")
-            for kind in ("limits", "requests"):
-                for name, quantity in (getattr(container.resources, kind) or {}).items():
-                    problem = integer_resource_error(name, quantity)
-                    if problem is not None:
-                        raise InputError(join_path(join_path(resources, kind), name), problem)

@@ -179,7 +179,8 @@ def _parse_cores(value: Any, where: str) -> Optional[list[Any]]:
     """A cores list, checked strictly and kept verbatim (None stays None: a CPU-less node)."""
     if value is None:
         return None
-    cores = expect_list(value, where)
+    # a JSON null in the list decodes as Go's zero Core (as cadvisor's own JSON decoding does)
+    cores = [{} if item is None else item for item in expect_list(value, where)]
     for i, item in enumerate(cores):
         parse_core(item, index_path(where, i))
     return cores

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from kubeinputs.errors import (InputError, check_keys, expect_list, expect_map, expect_str, index_path, join_path,
                                type_name)
+from kubeinputs.devices import integer_resource_error
 from kubeinputs.goformat import go_quote
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.reader import load_file_documents, parse_file
@@ -386,13 +387,16 @@ def _check_annotations(value: Any, where: str) -> None:
 
 def _validate_resources(resources: ResourceRequirements, where: str, *, pod_level: bool = False) -> None:
     """API validation of a container's resources (run after defaulting, as for static pods): quantities are
-    not negative, hugepage limits are multiples of the page size, a request does not exceed its limit,
+    not negative, extended resources (devices) are whole numbers, hugepage limits are multiples of the page size, a request does not exceed its limit,
     hugepage/extended requests equal their limits and have one, and hugepages come with cpu or memory."""
     for kind, resource_list in (("limits", resources.limits), ("requests", resources.requests)):
         for name, quantity in resource_list.items():
             if quantity.sign() < 0:
                 raise InputError(join_path(join_path(where, kind), name),
                                  f'Invalid value: "{quantity}": must be greater than or equal to 0')
+            problem = integer_resource_error(name, quantity)  # an extended resource (a device) in whole units
+            if problem is not None:
+                raise InputError(join_path(join_path(where, kind), name), problem)
             if kind == "limits" and is_hugepage_resource(name):
                 problem = validation.hugepage_multiple_error(name, quantity)
                 if problem is not None:

@@ -9,7 +9,14 @@ Rules (cadvisor lib/utils/sysinfo + lib/utils/sysfs):
 - distances: `nodeN/distance`, one line of numbers (missing: None);
 - cores: `nodeN/cpu*[0-9]` in lexical order, offline CPUs skipped, grouped by
   (`topology/core_id`, `topology/physical_package_id`); a node without CPU folders (a memory-only CXL or
-  HBM node) keeps `cores: null`. Caches are not read (the managers do not use them).
+  HBM node) keeps `cores: null`;
+- caches (cadvisor's addCacheInfo): for each core, the caches of its first thread,
+  `devices/system/cpu/cpuN/cache/index*` in name order (`id`, `size` as `<n>K`, `level`, `type`, and
+  `shared_cpu_map` for how many CPUs share it). Level 1 and 2 caches shared by exactly the core's threads
+  are the core's `caches`; a level 3+ cache shared by every thread of the node is the node's (listed once),
+  any other level 3+ cache is the core's `uncore_caches` (an L3 of one CCX: what the CPU manager's
+  uncore-cache alignment reads). A cache that cannot be read ends the node's cache reading without an
+  error, as in cadvisor (some kernels have no cache information).
 - machine totals: for the real root ("/sys") `num_cores` and `memory_capacity` come from psutil (what
   cadvisor reads from /proc); for any other root (a fake tree) they are the number of online CPUs found
   under the nodes and the sum of the nodes' MemTotal. Machine-level hugepages come from
@@ -32,6 +39,8 @@ _CPU_RE = re.compile(r"^cpu([0-9]+)$", re.ASCII)
 _MEMTOTAL_RE = re.compile(r"MemTotal:[ \t]*([0-9]+) kB", re.ASCII)
 _HUGEPAGES_DIR_RE = re.compile(r"^hugepages-([0-9]+)kB$", re.ASCII)
 _UINT_RE = re.compile(r"[0-9]+", re.ASCII)
+_SIZE_RE = re.compile(r"([0-9]+)K", re.ASCII)  # cadvisor scans "%dK"
+_HEX_RE = re.compile(r"[0-9a-fA-F]+", re.ASCII)
 UINT64_MAX = (1 << 64) - 1
 INT32_MAX = (1 << 31) - 1  # ids (node, cpu, core, package) are C ints in the kernel
 
@@ -156,6 +165,61 @@ def _read_cores(node_dir: Path, limits: Limits) -> Optional[list[dict]]:
     return cores
 
 
+def _read_cache(index_dir: Path, limits: Limits) -> Optional[tuple[dict, int]]:
+    """One `cache/indexN` folder as (cadvisor Cache, number of CPUs sharing it), None when a file is missing
+    or unreadable (cadvisor's GetCacheInfo error)."""
+    values = {}
+    for name in ("id", "size", "level", "type", "shared_cpu_map"):
+        try:
+            text = _read_text(index_dir / name, limits)
+        except InputError:
+            return None
+        if text is None:
+            return None
+        values[name] = text.strip()
+    size, level, cache_id = (_SIZE_RE.match(values["size"]), _UINT_RE.match(values["level"]),
+                             _UINT_RE.match(values["id"]))
+    if size is None or level is None or cache_id is None:
+        return None
+    cpus = 0
+    for word in values["shared_cpu_map"].split(","):
+        word = word.strip()
+        if not _HEX_RE.fullmatch(word) or len(word) > 16:
+            return None
+        cpus += int(word, 16).bit_count()
+    cache = {"id": int(cache_id.group(0)), "size": int(size.group(1)) * 1024, "type": values["type"],
+             "level": int(level.group(0))}
+    return cache, cpus
+
+
+def _add_cache_info(root: Path, cores: Optional[list[dict]], limits: Limits) -> Optional[list[dict]]:
+    """cadvisor's addCacheInfo over a node's cores (changed in place); returns the node-level caches (None:
+    none). Reading stops at the first cache that cannot be read, keeping what was read before it."""
+    node_caches: list[dict] = []
+    cpu_root = root / "devices" / "system" / "cpu"
+    for core in cores or []:
+        cache_dir = cpu_root / f"cpu{core['thread_ids'][0]}" / "cache"
+        try:
+            names = sorted(n for n in os.listdir(cache_dir) if n.startswith("index"))
+        except OSError:
+            break
+        per_core = len(core["thread_ids"])
+        for name in names:
+            read = _read_cache(cache_dir / name, limits)
+            if read is None:
+                return node_caches or None
+            cache, cpus = read
+            if cache["level"] > 2:
+                if cpus == per_core * len(cores):  # cadvisor's threads per node: this core's count times the cores
+                    if cache not in node_caches:
+                        node_caches.append(cache)
+                elif cache not in (core["uncore_caches"] or []):
+                    core["uncore_caches"] = (core["uncore_caches"] or []) + [cache]
+            elif cpus == per_core:
+                core["caches"] = (core["caches"] or []) + [cache]
+    return node_caches or None
+
+
 def read_machine_info(sysfs_root: Union[str, Path] = "/sys", limits: Limits = DEFAULT_LIMITS) -> MachineInfo:
     """The MachineInfo cadvisor would report for the sysfs tree at `sysfs_root` (see module rules); each
     attribute is read up to `limits.max_sysfs_bytes`."""
@@ -166,12 +230,13 @@ def read_machine_info(sysfs_root: Union[str, Path] = "/sys", limits: Limits = DE
         reason = ("no NUMA node folders (node0, node1, ...) found" if node_root.is_dir()
                   else "folder not found; is this a sysfs root with NUMA support?")
         raise InputError("", reason, str(node_root))
-    nodes = [
-        Node(node_id=node_id, memory=_read_memory(node_dir, limits),
-             hugepages=_read_hugepages(node_dir / "hugepages", limits),
-             distances=_read_distances(node_dir, limits), cores=_read_cores(node_dir, limits), caches=None)
-        for node_id, node_dir in nodes_found
-    ]
+    nodes = []
+    for node_id, node_dir in nodes_found:
+        cores = _read_cores(node_dir, limits)
+        caches = _add_cache_info(root, cores, limits)
+        nodes.append(Node(node_id=node_id, memory=_read_memory(node_dir, limits),
+                          hugepages=_read_hugepages(node_dir / "hugepages", limits),
+                          distances=_read_distances(node_dir, limits), cores=cores, caches=caches))
     extra: dict = {}
     machine_hugepages = root / "kernel" / "mm" / "hugepages"
     if machine_hugepages.is_dir():

@@ -17,7 +17,7 @@ from typing import Callable, Optional, Sequence, Union
 from state.types import MEMORY, Block, NUMANodeMap, clone_machine_state
 from topologymanager import bitmask
 from topologymanager.errors import BoundedWorkError
-from topologymanager.hint import TopologyHint
+from topologymanager.hint import MAX_MEMOISED_NODES, TopologyHint, hint_objects
 from topologymanager.hint_family import HintFamily
 
 from memorymanager.hint_family import FAMILY_MIN_NODES, family_hints
@@ -233,8 +233,8 @@ def _hints_of_masks(inputs: HintInputs, passing: list[int], min_affinity_size: i
     preferred = next((i for i, m in enumerate(passing) if m.bit_count() != min_affinity_size), len(passing))
     numa_nodes = inputs.numa_nodes
     n = len(numa_nodes)
-    if n <= _MAX_MEMOISED_NODES:
-        not_preferred_hints, preferred_hints = _hint_objects(tuple(numa_nodes))
+    if n <= MAX_MEMOISED_NODES:
+        not_preferred_hints, preferred_hints = hint_objects(tuple(numa_nodes))
         hint_list = list(map(preferred_hints.__getitem__, passing[:preferred]))
         hint_list += map(not_preferred_hints.__getitem__, passing[preferred:])
     else:
@@ -243,19 +243,6 @@ def _hints_of_masks(inputs: HintInputs, passing: list[int], min_affinity_size: i
             passing = [real[m] for m in passing]
         hint_list = [TopologyHint(m, i < preferred) for i, m in enumerate(passing)]
     return {resource: list(hint_list) for resource in inputs.resources}
-
-
-# Up to this many NUMA nodes the (immutable) hint objects are memoised per node set.
-_MAX_MEMOISED_NODES = 12
-
-
-@lru_cache(maxsize=8)
-def _hint_objects(numa_nodes: tuple[int, ...]) -> tuple[list[TopologyHint], list[TopologyHint]]:
-    """The hints {mask, False} and {mask, True} of every position mask of these NUMA nodes, by
-    position mask (memoised: TopologyHint is frozen, so sharing them is safe). Cost: O(2^n)
-    the first time for a node set, O(1) after."""
-    real = _subset_sums([1 << node_id for node_id in numa_nodes])
-    return [TopologyHint(m, False) for m in real], [TopologyHint(m, True) for m in real]
 
 
 @lru_cache(maxsize=8)

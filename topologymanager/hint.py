@@ -6,6 +6,7 @@ None for "any NUMA node / no preference" (kubelet's nil bitmask).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Optional
 
 from topologymanager import bitmask
@@ -41,3 +42,28 @@ class TopologyHint:
 
     def __repr__(self) -> str:
         return f"TopologyHint({self.nodes()}, preferred={self.preferred})"
+
+
+# Up to this many NUMA nodes a provider's hint objects are memoised per node set (2 x 2^12 objects at most).
+MAX_MEMOISED_NODES = 12
+
+
+@lru_cache(maxsize=16)
+def hint_objects(numa_nodes: tuple[int, ...]) -> tuple[tuple[TopologyHint, ...], tuple[TopologyHint, ...]]:
+    """(not preferred, preferred): the hints {mask, False} and {mask, True} of every position mask of these
+    NUMA nodes (position p = numa_nodes[p]), by position mask. Hints are frozen, so the hint providers share
+    them instead of building 2^n new ones per call. Cost: O(2^n) the first time for a node set, O(1) after."""
+    real = [0]
+    for node_id in numa_nodes:
+        bit = 1 << node_id
+        real += [mask | bit for mask in real]
+    return tuple(TopologyHint(m, False) for m in real), tuple(TopologyHint(m, True) for m in real)
+
+
+@lru_cache(maxsize=32)
+def hints_by_width(numa_nodes: tuple[int, ...], preferred_width: int) -> tuple[TopologyHint, ...]:
+    """By position mask (as `hint_objects`): the hint preferred exactly when the mask has `preferred_width`
+    nodes, the providers' rule for a listed mask. Memoised per node set and width, O(2^n) once."""
+    not_preferred, preferred = hint_objects(numa_nodes)
+    return tuple(preferred[m] if m.bit_count() == preferred_width else not_preferred[m]
+                 for m in range(len(preferred)))

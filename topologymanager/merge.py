@@ -65,11 +65,12 @@ def filter_providers_hints(providers_hints: Sequence[ProviderHints]) -> list[lis
             elif len(resource_hints) == 0:
                 result.append([NO_POSSIBLE_AFFINITY])
             else:
-                for hint in resource_hints:
-                    if not isinstance(hint, TopologyHint):
-                        raise HintProviderError(
-                            f"hint provider {index}, resource {resource!r}: expected TopologyHint, got {hint!r}"
-                        )
+                if set(map(type, resource_hints)) != {TopologyHint}:  # the common case checked at C speed
+                    for hint in resource_hints:
+                        if not isinstance(hint, TopologyHint):
+                            raise HintProviderError(
+                                f"hint provider {index}, resource {resource!r}: expected TopologyHint, got {hint!r}"
+                            )
                 result.append(list(resource_hints))
     return result
 

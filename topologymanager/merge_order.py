@@ -22,10 +22,17 @@ def preferred_candidates(default: int, hint_lists: Sequence[Sequence[TopologyHin
     """
     offered: list[set[int]] = []  # per list: raw masks of its preferred non-nil hints
     any_node: list[bool] = []  # per list: has a preferred nil ("any node") hint
-    for hints in hint_lists:
-        masks = {h.numa_node_affinity for h in hints if h.preferred and h.numa_node_affinity is not None}
+    for hints in hint_lists:  # one pass per list (lists run to 2^n - 1 hints)
+        masks: set[int] = set()
+        nil = False
+        for h in hints:
+            if h.preferred:
+                if h.numa_node_affinity is None:
+                    nil = True
+                else:
+                    masks.add(h.numa_node_affinity)
         offered.append(masks)
-        any_node.append(any(h.preferred and h.numa_node_affinity is None for h in hints))
+        any_node.append(nil)
 
     result: set[int] = set()
     if all(any_node) and default:

@@ -1,8 +1,8 @@
 """The `memorymanager` command: run scenarios, inspect or verify checkpoints, show this machine.
 
     memorymanager run PATH... [-v] [--json] [--state-dir DIR] [--record [--in-place]] [--merge fast|reference]
-    memorymanager checkpoint inspect PATH [--json]
-    memorymanager checkpoint verify PATH [--policy NAME]
+    memorymanager checkpoint inspect PATH [--json] [--kind memory|cpu|device]
+    memorymanager checkpoint verify PATH [--policy NAME] [--kind K] [--machine FILE] [--devices FILE]
     memorymanager machine [--sysfs-root DIR] [--table]
 
 Exit codes of `run`: 0 every expectation held, 1 some failed, 2 some file is not a valid
@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--state-dir", metavar="DIR",
-        help="folder of the checkpoint file memory_manager_state; an old one is removed before each scenario "
+        help="folder of the checkpoint files (memory_manager_state, cpu_manager_state, "
+        "device-plugins/kubelet_internal_checkpoint); old ones are removed before each scenario "
         "(default: a temporary folder per scenario)",
     )
     run.add_argument(
@@ -89,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="topology manager merge: the production one (fast) or the plain cross product (reference)",
     )
 
-    checkpoint = commands.add_parser("checkpoint", help="read a memory_manager_state file")
+    checkpoint = commands.add_parser(
+        "checkpoint", help="read a kubelet checkpoint: memory_manager_state, cpu_manager_state or kubelet_internal_checkpoint")
     cp_commands = checkpoint.add_subparsers(dest="checkpoint_command", metavar="ACTION")
     cp_commands.required = True
     inspect = cp_commands.add_parser("inspect", help="show the checkpoint's content and checksum verdict")
@@ -97,10 +99,20 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true", help="print JSON")
     verify = cp_commands.add_parser("verify", help="exit 0 when kubelet would load the checkpoint, 1 otherwise")
     verify.add_argument("path", metavar="PATH")
-    verify.add_argument("--policy", metavar="NAME", help="the configured memory manager policy (None, Static)")
+    verify.add_argument("--policy", metavar="NAME",
+                        help="the configured policy of the file's manager (memory: None, Static; CPU: none, static)")
+    verify.add_argument("--machine", metavar="FILE",
+                        help="cadvisor MachineInfo: check a CPU checkpoint's CPUs, a device checkpoint's NUMA nodes")
+    verify.add_argument("--devices", metavar="FILE",
+                        help="the node's devices ({resource: [{id, numaNodes, healthy}]}): refuse a device checkpoint "
+                        "entry the node cannot account for (kubelet restores it silently)")
+    for sub in (inspect, verify):
+        sub.add_argument("--kind", choices=("memory", "cpu", "device"),
+                         help="which manager's checkpoint (default: from the file name, else the content)")
 
     machine = commands.add_parser(
-        "machine", help="this machine's NUMA topology as cadvisor reports it: MachineInfo JSON for a scenario's machine"
+        "machine", help="this machine's NUMA and CPU topology as cadvisor reports it: MachineInfo JSON for a "
+        "scenario's machine"
     )
     machine.add_argument("--sysfs-root", metavar="DIR", default="/sys", help="sysfs root (default /sys)")
     shape = machine.add_mutually_exclusive_group()
@@ -165,8 +177,8 @@ def cmd_checkpoint(args: argparse.Namespace, out: TextIO) -> int:
     from memorymanager.cli import checkpoint_cmd as checkpoint_cli
 
     if args.checkpoint_command == "inspect":
-        return checkpoint_cli.inspect(args.path, args.json, out, limits_of(args))
-    return checkpoint_cli.verify(args.path, args.policy, out, limits_of(args))
+        return checkpoint_cli.inspect(args.path, args.json, out, args.kind, limits_of(args))
+    return checkpoint_cli.verify(args.path, args.policy, out, args.kind, args.machine, args.devices, limits_of(args))
 
 
 def machine_table(obj: dict) -> list[str]:
@@ -189,6 +201,38 @@ def machine_table(obj: dict) -> list[str]:
         lines.append(
             f"{node.get('node_id', '?'):>4}  {human_bytes(memory):>10}  {memory:>14}  {cpus:>4}  {pages:<28}  {dist}"
         )
+    return lines + cpu_topology_lines(obj)
+
+
+def cpu_topology_lines(obj: dict) -> list[str]:
+    """The CPU topology the CPU manager reads (sockets, cores, threads, uncore caches) per NUMA node, as
+    lines under the machine table; none when no node lists its cores."""
+    from kubeinputs.cpuset import CPUSet
+
+    nodes = [n for n in obj.get("topology") or [] if n.get("cores")]
+    if not nodes:
+        return []
+    cores = [c for n in nodes for c in n["cores"]]
+    sockets = sorted({c.get("socket_id", 0) for c in cores})
+    threads = sorted({len(c.get("thread_ids") or []) for c in cores})
+    cpus = sum(len(c.get("thread_ids") or []) for c in cores)
+    per_core = "/".join(map(str, threads))
+    lines = ["", f"CPUs: {cpus} in {len(cores)} cores ({per_core} thread{'s' if threads != [1] else ''} per core), "
+                 f"{len(sockets)} socket{'s' if len(sockets) != 1 else ''}",
+             f"{'node':>4}  {'sockets':<8}  {'cores':>5}  {'cpus':<24}  uncore caches (L3: id size cpus)"]
+    for node in nodes:
+        node_cores = node["cores"]
+        uncore: dict[tuple[int, int], set[int]] = {}
+        for core in node_cores:
+            for cache in core.get("uncore_caches") or []:
+                uncore.setdefault((cache.get("id", 0), cache.get("size", 0)), set()).update(core.get("thread_ids") or [])
+        caches = [f"{cid} {human_bytes(size)} {CPUSet.new(*members)}" for (cid, size), members in sorted(uncore.items())]
+        caches += [f"{c.get('id', 0)} {human_bytes(c.get('size', 0))} node" for c in node.get("caches") or []
+                   if c.get("level", 0) > 2]
+        node_sockets = ",".join(str(x) for x in sorted({c.get("socket_id", 0) for c in node_cores}))
+        node_cpus = CPUSet.new(*(t for c in node_cores for t in c.get("thread_ids") or []))
+        lines.append(f"{node.get('node_id', '?'):>4}  {node_sockets:<8}  {len(node_cores):>5}  {str(node_cpus):<24}  "
+                     f"{'; '.join(caches) or '-'}")
     return lines
 
 

@@ -1,8 +1,11 @@
-"""`memorymanager checkpoint inspect|verify`: read a kubelet memory_manager_state file.
+"""`memorymanager checkpoint inspect|verify`: read a kubelet checkpoint file.
 
-inspect shows what the file holds (format, policy, per-NUMA-node tables, NUMA groups,
-assignments) and the checksum verdict; verify answers whether kubelet v1.37 would load
-it, with kubelet's own error text when it would not. Neither ever writes the file.
+For `memory_manager_state`, inspect shows what the file holds (format, policy, per-NUMA-node
+tables, NUMA groups, assignments) and the checksum verdict; verify answers whether kubelet v1.37
+would load it, with kubelet's own error text when it would not. The CPU manager's
+`cpu_manager_state` and the device manager's `kubelet_internal_checkpoint` are read by
+`checkpoint_managers` (the kind comes from the file name, else the content, or `--kind`).
+Neither command ever writes the file.
 """
 from __future__ import annotations
 
@@ -18,7 +21,9 @@ from state.checkpoint import CheckpointV1, CheckpointV2, CheckpointV3, read_chec
 from state.checkpoint_errors import CheckpointError
 from kubeinputs.checksum import string_checksum
 from kubeinputs.errors import Error
+from kubeinputs.devices import load_devices_file
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
+from kubeinputs.machine import load_machine_info
 from kubeinputs.quantity import size_text
 from state.state_checkpoint import StateError, check_loadable, go_join, restore_error
 
@@ -221,12 +226,24 @@ class UnreadableCheckpoint(Error):
     the command's error (exit 2), as for every other path the command line cannot read."""
 
 
-def inspect(path: str, as_json: bool, out: TextIO, limits: Limits = DEFAULT_LIMITS) -> int:
+def inspect(path: str, as_json: bool, out: TextIO, kind: Optional[str] = None, limits: Limits = DEFAULT_LIMITS) -> int:
     """Show a checkpoint file (read within `limits`). Exit 0 when its content could be shown (whatever the
     checksum verdict), 1 when it is not decodable; a path that cannot be read raises UnreadableCheckpoint."""
+    from memorymanager.cli import checkpoint_managers as managers
+
     blob, problem = _read(path, limits)
     if blob is None:
         raise UnreadableCheckpoint(problem)
+    kind = kind or managers.checkpoint_kind(path, blob)
+    if kind != managers.KIND_MEMORY:
+        other = managers.analyse(kind, blob)
+        if as_json:
+            json.dump({"path": path, **other}, out, indent=2)
+            out.write("\n")
+        else:
+            for line in managers.report_lines(kind, path, other):
+                print(line, file=out)
+        return 0 if managers.decodable(kind, other) else 1
     report = analyse(blob)
     if as_json:
         json.dump({"path": path, **report}, out, indent=2)
@@ -237,13 +254,27 @@ def inspect(path: str, as_json: bool, out: TextIO, limits: Limits = DEFAULT_LIMI
     return 0 if "nodes" in report else 1
 
 
-def verify(path: str, policy_name: Optional[str], out: TextIO, limits: Limits = DEFAULT_LIMITS) -> int:
+def verify(path: str, policy_name: Optional[str], out: TextIO, kind: Optional[str] = None,
+           machine_file: Optional[str] = None, devices_file: Optional[str] = None,
+           limits: Limits = DEFAULT_LIMITS) -> int:
     """Exit 0 when kubelet v1.37 would load the file (read within `limits`; with `policy_name` configured,
-    when given), else 1 with kubelet's reason. A missing file is exit 1 too."""
+    when given), else 1 with kubelet's reason. A missing file is exit 1 too. For a CPU checkpoint
+    `machine_file` checks its CPUs; for a device checkpoint `devices_file` (with `machine_file` for
+    the NUMA ids) checks that every entry fits the node's devices."""
+    from memorymanager.cli import checkpoint_managers as managers
+
+    machine = None if machine_file is None else load_machine_info(machine_file, limits)
+    devices = None if devices_file is None else load_devices_file(
+        devices_file, numa_nodes=None if machine is None else [n.node_id for n in machine.topology], limits=limits)
     blob, problem = _read(path, limits)
     if blob is None:
         print(f"FAIL: {problem}", file=out)
         return 1
+    kind = kind or managers.checkpoint_kind(path, blob)
+    if kind == managers.KIND_CPU:
+        return managers.verify_cpu(path, blob, policy_name, machine, out)
+    if kind == managers.KIND_DEVICE:
+        return managers.verify_device(path, blob, devices, machine, out)
     kubelet_path = go_join(os.path.dirname(path) or ".", os.path.basename(path))
     try:
         loaded = read_checkpoint(blob)

@@ -17,13 +17,28 @@ class Placement:
     `numa_nodes` is the topology manager's stored affinity (empty when the hint has none),
     `preferred` its preferred flag, `memory` the bytes the memory manager assigned per
     resource (`memory`, `hugepages-2Mi`, ...; empty when it assigned nothing) and
-    `cpuset_mems` the `cpuset.mems` kubelet would set ("" when it sets none).
+    `cpuset_mems` the `cpuset.mems` kubelet would set ("" when it sets none). `cpus` are the
+    CPU manager's exclusive CPUs (empty for a container in the shared pool), `cpuset_cpus` the
+    `cpuset.cpus` kubelet would set (the exclusive CPUs, else the shared pool; "" when it sets
+    none, as under the CPU manager's `none` policy) and `devices` the device IDs the device
+    manager allocated, by resource (empty when none).
     """
 
     numa_nodes: tuple[int, ...]
     preferred: bool
     memory: Mapping[str, int] = field(default_factory=dict)
     cpuset_mems: str = ""
+    cpus: tuple[int, ...] = ()
+    cpuset_cpus: str = ""
+    devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """The fields, leaving out the CPU and device fields while they are empty (a node whose CPU manager
+        pins nothing and that has no device plugin prints as the memory manager's placement)."""
+        parts = [f"numa_nodes={self.numa_nodes!r}", f"preferred={self.preferred!r}", f"memory={self.memory!r}",
+                 f"cpuset_mems={self.cpuset_mems!r}"]
+        parts += [f"{name}={getattr(self, name)!r}" for name in ("cpus", "cpuset_cpus", "devices") if getattr(self, name)]
+        return f"Placement({', '.join(parts)})"
 
 
 @dataclass(frozen=True)
@@ -44,7 +59,8 @@ def admission_of(node: SimulatedNode, pod: Pod, outcome: AdmitOutcome) -> Admiss
 
 
 def placements_of(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
-    """Each container's stored affinity, assigned memory and cpuset.mems after admission."""
+    """Each container's stored affinity, assigned memory and cpuset.mems, CPUs and cpuset.cpus, and devices
+    after admission."""
     placements: dict[str, Placement] = {}
     for container in pod.all_containers():
         hint = node.topology_manager.get_affinity(pod.uid, container.name)
@@ -52,10 +68,15 @@ def placements_of(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
         for block in node.memory_manager.get_memory(pod.uid, container.name) or []:
             memory[block.type] = memory.get(block.type, 0) + block.size
         mems = node.memory_manager.get_memory_numa_nodes(pod, container)
+        exclusive = node.cpu_manager.get_cpus(pod.uid, container.name)
+        devices = node.device_manager.get_devices(pod.uid, container.name) or {}
         placements[container.name] = Placement(
             numa_nodes=tuple(hint.nodes() or ()),
             preferred=hint.preferred,
             memory=memory,
             cpuset_mems=cpuset_string(mems or ()),
+            cpus=tuple(exclusive) if exclusive is not None else (),
+            cpuset_cpus=str(node.cpu_manager.get_cpu_affinity(pod.uid, container.name)),
+            devices={resource: tuple(sorted(ids)) for resource, ids in devices.items()},
         )
     return placements

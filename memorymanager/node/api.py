@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence, Union
 
+from kubeinputs.devices import DeclaredDevices, Device, load_devices_file, parse_devices
 from kubeinputs.errors import InputError, brief, describe, echo, expect_map, expect_str, index_path, join_path, type_name
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
@@ -41,6 +42,7 @@ if TYPE_CHECKING:  # the what-if searches are imported when first asked for
 PodInput = Union[Mapping[str, object], str, Path, Pod]
 MachineInput = Union[Mapping[str, object], str, Path, MachineInfo]
 KubeletInput = Union[Mapping[str, object], str, Path, KubeletConfig, None]
+DevicesInput = Union[Mapping[str, Sequence[Union[Mapping[str, object], Device]]], str, Path, None]
 HintInput = Union[TopologyHint, Mapping[str, object], tuple]
 ResourceHintsInput = Mapping[str, Optional[Sequence[HintInput]]]
 HintsInput = Union[Mapping[str, Optional[ResourceHintsInput]], ResourceHintsInput, None]
@@ -172,6 +174,39 @@ def read_kubelet(kubelet: KubeletInput, limits: Limits = DEFAULT_LIMITS) -> Kube
     fields = dict(expect_map(kubelet, "kubelet", "a map of KubeletConfiguration fields"))
     _refuse_none_fields(fields, "kubelet")
     return parse_kubelet_config(fields, "kubelet", limits=limits)
+
+
+def read_devices(devices: DevicesInput, machine: MachineInfo, limits: Limits = DEFAULT_LIMITS) -> DeclaredDevices:
+    """The node's device plugins: `{resource: [{"id", "numaNodes", "healthy"} or Device, ...]}`, a YAML/JSON
+    file of that map, or None (no device plugin). NUMA nodes must be the machine's."""
+    numa_nodes = [n.node_id for n in machine.topology]
+    if devices is None:
+        return {}
+    if _is_path(devices):
+        return load_devices_file(str(devices), numa_nodes=numa_nodes, limits=limits)
+    if isinstance(devices, str):
+        raise _not_a_file(devices, "devices")
+    if not isinstance(devices, Mapping):
+        raise InputError("devices", "expected a map of resource name to a list of devices, a file path or None, "
+                                    f"got {describe(devices)}")
+    doc: dict[str, object] = {}
+    for resource, items in devices.items():
+        where = join_path("devices", str(resource))
+        if items is None:
+            raise InputError(where, "got None; expected a list of devices (leave the resource out for none)")
+        if not isinstance(items, (list, tuple)):
+            raise InputError(where, f"expected a list of devices, got {describe(items)}")
+        listed: list[object] = []
+        for i, item in enumerate(items):
+            if isinstance(item, Device):
+                item = {"id": item.id, **({"numaNodes": list(item.numa_nodes)} if item.numa_nodes else {}),
+                        "healthy": item.healthy}
+            elif isinstance(item, Mapping):
+                _refuse_none_fields(item, index_path(where, i))
+                item = dict(item)
+            listed.append(item)
+        doc[resource] = listed
+    return parse_devices(doc, "devices", numa_nodes=numa_nodes)
 
 
 def read_pod(pod: PodInput, where: str = "pod", limits: Limits = DEFAULT_LIMITS) -> Pod:
@@ -333,6 +368,7 @@ class Node:
         state_dir: Union[str, Path, None] = None,
         merge: str = "fast",
         limits: Limits = DEFAULT_LIMITS,
+        devices: DevicesInput = None,
     ) -> None:
         if not isinstance(merge, str) or merge not in MERGE_FUNCTIONS:
             raise InputError("merge", f"expected one of: {', '.join(MERGE_FUNCTIONS)}, got {describe(merge)}")
@@ -341,22 +377,23 @@ class Node:
             raise InputError("state_dir", f"{brief(folder)} is not a folder")
         if not isinstance(limits, Limits):
             raise InputError("limits", f"expected a kubeinputs.limits.Limits, got {describe(limits)}")
-        self._node = SimulatedNode(read_machine(machine, limits), read_kubelet(kubelet, limits), folder,
-                                   MERGE_FUNCTIONS[merge], limits=limits)
+        info = read_machine(machine, limits)
+        self._node = SimulatedNode(info, read_kubelet(kubelet, limits), folder, MERGE_FUNCTIONS[merge],
+                                   limits=limits, devices=read_devices(devices, info, limits))
         self._started = False
 
     @classmethod
     def from_host(
         cls, kubelet: KubeletInput = None, *, sysfs_root: Union[str, Path] = "/sys",
-        state_dir: Union[str, Path, None] = None,
+        state_dir: Union[str, Path, None] = None, devices: DevicesInput = None,
     ) -> "Node":
-        """A node with this host's NUMA topology, read from sysfs as cadvisor reads it.
+        """A node with this host's NUMA and CPU topology, read from sysfs as cadvisor reads it.
         Cost: one read of the sysfs tree (a few small files per NUMA node and CPU)."""
         root = _check_path(sysfs_root, "sysfs_root", "a folder path")
         if root is None or not os.path.isdir(root):
             raise InputError("sysfs_root", f"expected a folder path, got {describe(sysfs_root)}"
                              if root is None else f"{brief(root)} is not a folder")
-        return cls(read_machine_info(root), kubelet, state_dir=state_dir)
+        return cls(read_machine_info(root), kubelet, state_dir=state_dir, devices=devices)
 
     @classmethod
     def over(cls, node: SimulatedNode) -> "Node":
@@ -440,8 +477,10 @@ class Node:
         return admission_of(trial, parsed, trial.admit(parsed, hint_provider(parsed, hints, node.config.topology_manager_scope)))
 
     def hints(self, pod: PodInput) -> dict[str, HintMap]:
-        """The memory manager's topology hints: per container (init, then app), or `{"pod": ...}` in pod scope.
-        Cost: the hint calls of an admission, O(containers x 2^n x resources) for n NUMA nodes; nothing changes."""
+        """Every hint provider's topology hints by resource (the device manager's per device resource, the CPU
+        manager's `cpu`, the memory manager's memory and hugepages): per container (init, then app), or
+        `{"pod": ...}` in pod scope. Cost: the hint calls of an admission, O(containers x 2^n x resources)
+        for n NUMA nodes; nothing changes."""
         node = self._running()
         hints = node.topology_hints(read_pod(pod, limits=node.limits))
         return {key: _copy_hint_map(value) for key, value in hints.items()}

@@ -1,21 +1,30 @@
-"""A simulated node: the parts of the kubelet that drive the topology and memory managers.
+"""A simulated node: the parts of the kubelet that drive the topology manager and its hint providers.
 
-`SimulatedNode` does what kubelet does around the two managers, in kubelet's order:
-start (feature gates, configuration validation, topology manager, memory manager,
-hint-provider registration, memory manager Start), pod admission followed by container
-creation (memory manager then topology manager `AddContainer`), container removal, and
-restarts from the checkpoint file. It keeps the list of active pods the memory manager
-asks for when it drops stale state.
+`SimulatedNode` does what kubelet's container manager (cm/container_manager_linux.go) does around
+the managers, in kubelet's order: start (feature gates, configuration validation, the reserved
+CPUs, topology manager, then device manager, CPU manager and memory manager, each registered as a
+hint provider as it is created; then CPU manager, memory manager and device manager Start), pod
+admission followed by container creation (CPU manager, memory manager, then topology manager
+`AddContainer`), container removal (the same order; the device manager has no RemoveContainer: it
+frees the devices of pods that are no longer active), and restarts from the three checkpoint files
+(`memory_manager_state`, `cpu_manager_state`, `device-plugins/kubelet_internal_checkpoint`). It keeps
+the list of active pods the managers ask for when they drop stale state.
 """
 from __future__ import annotations
 
 import copy
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, ContextManager, Mapping, Optional, Sequence
+from typing import Any, ContextManager, Iterable, Mapping, Optional, Sequence
 
+from cpumanager.manager import new_manager as new_cpu_manager
+from cpumanager.policy import POLICY_NONE as CPU_POLICY_NONE
+from cpumanager.reserved_cpus import get_reserved_cpus
+from devicemanager.constants import CHECKPOINT_DIR as DEVICE_CHECKPOINT_DIR
+from devicemanager.constants import CHECKPOINT_FILE_NAME as DEVICE_CHECKPOINT_FILE_NAME
+from devicemanager.manager import new_manager as new_device_manager
 from kubeinputs.errors import Error, InputError
-
+from kubeinputs.devices import DeclaredDevices, Device
 from kubeinputs.features import FeatureGates
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from state.checkpoint_manager import FileOps
@@ -26,7 +35,7 @@ from topologymanager.hint_family import HintFamily
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.manager import new_manager as new_topology_manager
 from topologymanager.merge import MergeFn
-from topologymanager.observer import MEMORY_MANAGER, Observer, ObserverList
+from topologymanager.observer import CPU_MANAGER, DEVICE_MANAGER, MEMORY_MANAGER, Observer, ObserverList
 
 from kubeinputs.kubelet_config import KubeletConfig, node_allocatable_reservation, validate_kubelet_configuration
 from kubeinputs.machine import MachineInfo
@@ -63,6 +72,25 @@ def policy_name_hint(error: BaseException, config: KubeletConfig) -> Optional[st
             f"{go_quote(POLICY_NONE)} and {go_quote(POLICY_STATIC)}, spelled exactly so")
 
 
+def device_checkpoint_warnings(device_manager: Any) -> list[str]:
+    """What the device manager restored as kubelet does, without a word, that a person should know: an
+    unreadable checkpoint (kubelet continues with no allocation), entries naming devices or NUMA nodes the
+    node does not have (kubelet restores them), entries whose plugin answer cannot be decoded (skipped).
+    The file is named as kubelet's root names it (`device-plugins/kubelet_internal_checkpoint`)."""
+    file = f"{DEVICE_CHECKPOINT_DIR}/{DEVICE_CHECKPOINT_FILE_NAME}"
+    lines = []
+    error = device_manager.checkpoint_error
+    if error is not None:
+        where = ": ".join(part for part in (error.where, error.reason) if part)
+        lines.append(f"warning: {file} was not restored (kubelet continues without it): {where}")
+    for problem in device_manager.checkpoint_problems:
+        lines.append(f"warning: {file}: {problem.where}: {problem.reason} (kubelet restores the entry as it is)")
+    for entry, reason in device_manager.skipped_entries:
+        lines.append(f"warning: {file}: the entry of {entry.pod_uid}/{entry.container_name} ({entry.resource_name}) "
+                     f"is skipped as kubelet skips it: {reason}")
+    return lines
+
+
 def container_id(pod: Pod, container_name: str) -> str:
     """The container ID the simulated runtime gives a container: `<pod uid>/<container name>`."""
     return f"{pod.uid}/{container_name}"
@@ -82,6 +110,22 @@ def _copy_hints(hints: ProviderHints) -> ProviderHints:
         return None
     return {res: (None if lst is None else lst if isinstance(lst, HintFamily) else list(lst))
             for res, lst in hints.items()}
+
+
+def combined_hints(answers: Iterable[ProviderHints]) -> ProviderHints:
+    """Several providers' answers for one container (or the pod) as one map by resource, in registration
+    order. The providers' resources never overlap (device resources, `cpu`, memory and hugepages). A
+    provider's nil or empty map adds nothing; the last answer (the memory manager's) is the base, so a node
+    whose other providers have no opinion reports exactly the memory manager's answer (nil stays nil)."""
+    answers = list(answers)
+    base = answers[-1] if answers else None
+    extra: dict = {}
+    for answer in answers[:-1]:
+        if answer:
+            extra.update(answer)
+    if not extra:
+        return base
+    return {**extra, **(base or {})}
 
 
 class FixedHintProvider:
@@ -117,17 +161,31 @@ class FixedHintProvider:
 
 
 class _AdmissionHints(Observer):
-    """The memory manager's hints of the admission under way, as the topology manager received them
-    (`AdmitOutcome.hints`): per container, or under `pod` in pod scope."""
+    """The modelled providers' hints of the admission under way, as the topology manager received them
+    (`AdmitOutcome.hints`): per container, or under `pod` in pod scope, one map by resource."""
 
     def __init__(self) -> None:
         self.admitting = False
-        self.recorded: dict[str, ProviderHints] = {}
+        self.recorded: dict[str, dict[str, ProviderHints]] = {}  # provider -> key -> its hints
+
+    def start(self) -> None:
+        """An admission begins: forget the last one's hints."""
+        self.recorded, self.admitting = {}, True
 
     def hints_given(self, provider: str, pod: Pod, container: Optional[Container], hints: ProviderHints) -> None:
-        """Keep a copy of the memory manager's hints while an admission runs."""
-        if self.admitting and provider == MEMORY_MANAGER:
-            self.recorded[POD_SCOPE if container is None else container.name] = _copy_hints(hints)
+        """Keep a copy of each provider's hints while an admission runs."""
+        if self.admitting:
+            key = POD_SCOPE if container is None else container.name
+            self.recorded.setdefault(provider, {})[key] = _copy_hints(hints)
+
+    def combined(self) -> dict[str, ProviderHints]:
+        """Every provider's hints by container (or `pod`): the memory manager's keys first, then the
+        others' in registration order (devices, CPU); see `combined_hints`."""
+        order = [self.recorded.get(p, {}) for p in (DEVICE_MANAGER, CPU_MANAGER, MEMORY_MANAGER)]
+        keys = list(order[-1])
+        for answers in order[:-1]:
+            keys.extend(k for k in answers if k not in keys)
+        return {key: combined_hints(answers.get(key) for answers in order) for key in keys}
 
 
 class _SwitchableProvider:
@@ -193,6 +251,31 @@ class _HeldWrites:
         return _HeldWrites()
 
 
+class _BothDeferred:
+    """Two deferred_writes() contexts as one (entered in order, left in reverse); cheaper than an ExitStack on
+    the admission path."""
+
+    __slots__ = ("first", "second")
+
+    def __init__(self, first: ContextManager[object], second: ContextManager[object]) -> None:
+        self.first, self.second = first, second
+
+    def __enter__(self) -> "_BothDeferred":
+        self.first.__enter__()
+        try:
+            self.second.__enter__()
+        except BaseException:
+            self.first.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.second.__exit__(*exc)
+        finally:
+            self.first.__exit__(*exc)
+
+
 class SimulatedNode:
     """One node: machine info, configuration, the checkpoint folder, and the managers.
 
@@ -210,12 +293,15 @@ class SimulatedNode:
         merge_fn: Optional[MergeFn] = None,
         observers: Sequence[Observer] = (),
         limits: Limits = DEFAULT_LIMITS,
+        devices: Optional[Mapping[str, Iterable[Device]]] = None,
     ):
         self.machine = machine
         self.config = config
         self.state_dir = state_dir
         self.merge_fn = merge_fn
         self.limits = limits  # the readers' limits (the checkpoint is read up to max_checkpoint_bytes)
+        # the device plugins that register with kubelet at start: resource -> devices, in the plugin's order
+        self.devices: DeclaredDevices = {r: tuple(ds) for r, ds in (devices or {}).items()}
         # the checkpoint's FileOps: None is durable (FileOps(limits)); NoSyncFileOps for a throwaway folder
         self.file_ops: Optional[FileOps] = None
         # True (a throwaway folder nothing else reads): the checkpoint is written when it is about to be
@@ -224,7 +310,12 @@ class SimulatedNode:
         self._held_writes = _HeldWrites()  # the memory manager's deferred_writes() while write_behind holds them
         self.topology_manager: Any = None
         self.memory_manager: Any = None
+        self.cpu_manager: Any = None
+        self.device_manager: Any = None
         self.start_error: Optional[str] = None
+        # what the last start restored without a word, as kubelet does, but a person should know (a device
+        # checkpoint naming a device the node lacks, or one kubelet could not read): lines for reports
+        self.start_warnings: list[str] = []
         self.start_hint: Optional[str] = None  # KubeletStartError.hint of the last failed start
         self.started_config: Optional[KubeletConfig] = None  # the configuration of the last start that succeeded
         self._hints = _AdmissionHints()
@@ -248,18 +339,18 @@ class SimulatedNode:
     def start(self) -> None:
         """Create the managers and restore state, as the kubelet does at start; raises KubeletStartError."""
         self._held_writes.release()  # the old managers' last changes reach the file before it is read
-        self.topology_manager = None
-        self.memory_manager = None
+        self._drop_managers()
+        self.start_warnings = []
         self._extra_registered = False
         self._observers.kubelet_started(self)
         try:
             try:
                 self._start()
             except KubeletStartError:
+                self._drop_managers()
                 raise
             except Exception as exc:  # any manager error is a refusal to start
-                self.topology_manager = None
-                self.memory_manager = None
+                self._drop_managers()
                 raise KubeletStartError(str(exc)) from exc
         except KubeletStartError as exc:
             exc.hint = reserved_memory_hint(exc, self.config, self.machine) or policy_name_hint(exc, self.config)
@@ -268,14 +359,31 @@ class SimulatedNode:
         self.start_error = self.start_hint = None
         self.started_config = self.config
         if self.write_behind:
-            self._held_writes.hold(self.memory_manager.deferred_writes())
+            self._hold_writes()
+
+    def _drop_managers(self) -> None:
+        """No managers (before a start, or after a failed one)."""
+        self.topology_manager = self.memory_manager = self.cpu_manager = self.device_manager = None
+
+    def _file_ops(self) -> FileOps:
+        """The managers' checkpoint FileOps: the node's own, else durable writes reading within the limits."""
+        return self.file_ops if self.file_ops is not None else FileOps(self.limits)
+
+    def _hold_writes(self) -> None:
+        """Hold the memory and CPU managers' checkpoint writes (write_behind) until released."""
+        self._held_writes.hold(self.memory_manager.deferred_writes())
+        self._held_writes.hold(self.cpu_manager.deferred_writes())
+
+    def deferred_writes(self) -> ContextManager[object]:
+        """A context in which the memory and CPU managers write their checkpoints once, at the end."""
+        return _BothDeferred(self.memory_manager.deferred_writes(), self.cpu_manager.deferred_writes())
 
     def flush_checkpoint(self) -> None:
-        """With write_behind: write the checkpoint now if anything changed since it was last written
-        (the file is then the one kubelet leaves after the same calls), and keep deferring after it."""
+        """With write_behind: write the checkpoints now if anything changed since they were last written
+        (the files are then the ones kubelet leaves after the same calls), and keep deferring after it."""
         self._held_writes.release()
         if self.write_behind and self.running:
-            self._held_writes.hold(self.memory_manager.deferred_writes())
+            self._hold_writes()
 
     def end_write_behind(self) -> None:
         """With write_behind: write the checkpoint now if anything changed, and defer no more. The
@@ -285,8 +393,10 @@ class SimulatedNode:
         self._held_writes.release()
 
     def _start(self) -> None:
-        """In kubelet's order: feature gates, configuration validation, topology manager,
-        memory manager, hint-provider registration, memory manager Start."""
+        """In kubelet's order: feature gates, configuration validation, the reserved CPUs
+        (cmd/kubelet/app/server.go), the topology manager; the device, CPU and memory managers, each
+        registered as a hint provider when created (NewContainerManager); then CPU manager, memory
+        manager and device manager Start (containerManagerImpl.Start)."""
         cfg = self.config
         try:
             gates = FeatureGates.from_config(cfg.feature_gates)
@@ -297,6 +407,8 @@ class SimulatedNode:
             raise KubeletStartError(
                 f"failed to validate kubelet configuration, error: {aggregate_errors(list(problems))}"
             )
+        reserved_cpus = get_reserved_cpus(self.machine, cfg.reserved_system_cpus)
+        reservation = node_allocatable_reservation(cfg, self.machine)
         tm = new_topology_manager(
             self.machine.topology,
             cfg.topology_manager_policy,
@@ -306,10 +418,23 @@ class SimulatedNode:
             merge_fn=self.merge_fn,
             observer=self._observers,
         )
+        # A provider that can only answer "no preference" (the CPU manager's none policy; a device manager with no
+        # plugin and no checkpoint) is not registered: kubelet's merge reads its nil map as one {any NUMA node,
+        # preferred} hint, which changes no merge, and its Allocate does nothing, so every answer is the same
+        # while the topology manager (and what observes it) sees the providers of a node that pins memory only.
+        dm = new_device_manager(self.machine, tm, self.state_dir, self.devices, observer=self._observers)
+        dm.file_ops = self._file_ops()
+        if dm.can_have_opinion():
+            tm.add_hint_provider(dm)
+        cm = new_cpu_manager(cfg.cpu_manager_policy, dict(cfg.cpu_manager_policy_options) or None, self.machine,
+                             reserved_cpus, reservation, self.state_dir, tm, gates, observer=self._observers)
+        cm.file_ops = self._file_ops()
+        if cm.policy_name() != CPU_POLICY_NONE:
+            tm.add_hint_provider(cm)
         mm = new_memory_manager(
             cfg.memory_manager_policy,
             self.machine,
-            node_allocatable_reservation(cfg, self.machine),
+            reservation,
             list(cfg.reserved_memory),
             self.state_dir,
             tm,
@@ -317,13 +442,20 @@ class SimulatedNode:
             feature_gates=gates,
             observer=self._observers,
         )
-        mm.file_ops = self.file_ops if self.file_ops is not None else FileOps(self.limits)
+        mm.file_ops = self._file_ops()
         tm.add_hint_provider(mm)
+        try:
+            cm.start(self.active_pods, self._initial_containers(), self.active_pods_version)
+        except Exception as exc:
+            raise KubeletStartError(f"start cpu manager error: {exc}") from exc
         try:
             mm.start(self.active_pods, self._initial_containers(), self.active_pods_version)
         except Exception as exc:
             raise KubeletStartError(f"start memory manager error: {exc}") from exc
+        dm.start(self.active_pods)
+        self.start_warnings = device_checkpoint_warnings(dm)
         self.topology_manager, self.memory_manager = tm, mm
+        self.cpu_manager, self.device_manager = cm, dm
 
     def _initial_containers(self) -> dict[str, tuple[str, str]]:
         """The runtime's containers for the memory manager's Start: container ID -> (pod UID, name).
@@ -352,7 +484,8 @@ class SimulatedNode:
         memo = {id(self._hints): hints, id(self._observers): ObserverList([hints, *observers])}
         trial = copy.deepcopy(self, memo)
         trial.state_dir = None
-        trial.memory_manager.keep_in_memory()
+        for manager in (trial.memory_manager, trial.cpu_manager, trial.device_manager):
+            manager.keep_in_memory()
         return trial
 
     def require_running(self) -> None:
@@ -378,15 +511,19 @@ class SimulatedNode:
                 cid = container_id(pod, container.name)
                 self._containers[cid] = (pod.uid, container.name)
                 if self.running:
+                    self.cpu_manager.container_map.add(pod.uid, container.name, cid)
                     self.memory_manager.container_map.add(pod.uid, container.name, cid)
 
     def remove_stale_state(self) -> None:
-        """Drop now, and store, the memory manager's state of every pod that is not active (kubelet
-        does it at its next hint or Allocate call; a host that restores its pods calls it at start so
-        that the checkpoint holds no pod its pod list lacks)."""
+        """Drop now, and store, the managers' state of every pod that is not active (kubelet does it at
+        its next hint or Allocate call; a host that restores its pods calls it at start so that the
+        checkpoints hold no pod its pod list lacks). The device manager frees such pods' devices (its
+        checkpoint is rewritten at its next write, as in kubelet)."""
         self.require_running()
-        with self.memory_manager.deferred_writes():
+        with self.deferred_writes():
+            self.cpu_manager.remove_stale_state()
             self.memory_manager.remove_stale_state()
+        self.device_manager.update_allocated_devices()
 
     def active_pods_version(self) -> tuple:
         """(a counter bumped whenever the admitted pods change, the current pod): equal values mean
@@ -467,17 +604,18 @@ class SimulatedNode:
             self._extra_registered = True
         self._current = pod
         self._extra.current = extra
-        self._hints.recorded, self._hints.admitting = {}, True
+        self._hints.start()
         init_blocks: dict[str, Optional[list[Block]]] = {}
         try:
             pins = self.memory_manager.pinned_affinity(pod.uid, pinned) if pinned else nullcontext()
-            with self.memory_manager.deferred_writes(), pins:
+            with self.deferred_writes(), pins:
                 result = self._admit(pod, init_blocks)
         finally:
             self._current = None
             self._extra.current = None
             self._hints.admitting = False
-        return AdmitOutcome(result.admit, result.reason or "", result.message or "", self._hints.recorded, init_blocks)
+        return AdmitOutcome(result.admit, result.reason or "", result.message or "", self._hints.combined(),
+                            init_blocks)
 
     def _mark_admitted(self, pod: Pod) -> None:
         """`pod` is active from now on, the latest of the admitted (and of the pods known by name)."""
@@ -499,6 +637,7 @@ class SimulatedNode:
             self._mark_admitted(pod)
             for container in pod.all_containers():
                 cid = container_id(pod, container.name)
+                self.cpu_manager.add_container(pod, container, cid)
                 self.memory_manager.add_container(pod, container, cid)
                 self.topology_manager.add_container(pod, container, cid)
                 self._containers[cid] = (pod.uid, container.name)
@@ -510,14 +649,18 @@ class SimulatedNode:
         return result
 
     def topology_hints(self, pod: Pod) -> dict[str, ProviderHints]:
-        """The memory manager's hints only: per container (init then app), or `{"pod": ...}` in pod scope."""
+        """Every modelled provider's hints (device manager, CPU manager, memory manager, as the topology
+        manager asks them) by resource: per container (init then app), or `{"pod": ...}` in pod scope."""
         self.require_running()
         self.check_identity(pod)
         self._current = pod
+        providers = (self.device_manager, self.cpu_manager, self.memory_manager)
         try:
-            if self.config.topology_manager_scope == POD_SCOPE:
-                return {POD_SCOPE: self.memory_manager.get_pod_topology_hints(pod)}
-            return {c.name: self.memory_manager.get_topology_hints(pod, c) for c in pod.all_containers()}
+            with self.deferred_writes():  # dropping stale state rewrites the checkpoints
+                if self.config.topology_manager_scope == POD_SCOPE:
+                    return {POD_SCOPE: combined_hints([p.get_pod_topology_hints(pod) for p in providers])}
+                return {c.name: combined_hints([p.get_topology_hints(pod, c) for p in providers])
+                        for c in pod.all_containers()}
         finally:
             self._current = None
 
@@ -534,10 +677,12 @@ class SimulatedNode:
         self.remove_container_ids([container_id(pod, name) for name in names])
 
     def remove_container_ids(self, ids: list[str]) -> None:
-        """Memory manager then topology manager RemoveContainer for each ID (unknown IDs change nothing)."""
+        """CPU manager, memory manager, then topology manager RemoveContainer for each ID (kubelet's
+        PostStopContainer; unknown IDs change nothing)."""
         self.require_running()
-        with self.memory_manager.deferred_writes():
+        with self.deferred_writes():
             for cid in ids:
+                self.cpu_manager.remove_container(cid)
                 self.memory_manager.remove_container(cid)
                 self.topology_manager.remove_container(cid)
                 self._containers.pop(cid, None)

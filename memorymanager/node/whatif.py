@@ -32,6 +32,9 @@ import tempfile
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional
 
+from cpumanager.state import CHECKPOINT_FILE_NAME as CPU_CHECKPOINT_FILE_NAME
+from devicemanager.constants import CHECKPOINT_DIR as DEVICE_CHECKPOINT_DIR
+from devicemanager.constants import CHECKPOINT_FILE_NAME as DEVICE_CHECKPOINT_FILE_NAME
 from kubeinputs.features import POD_LEVEL_RESOURCES_GATE, FeatureGates
 from kubeinputs.kubelet_config import parse_kubelet_config
 from kubeinputs.pod import Container, Pod, ResourceRequirements, is_hugepage_resource
@@ -258,15 +261,20 @@ def removals_that_admit(node: SimulatedNode, pod: Pod, extra: Extra = None, max_
 
 def restarted_with(node: SimulatedNode, fields: Mapping[str, object], folder: str) -> SimulatedNode:
     """A new node restarted from a copy of `node`'s state with changed KubeletConfiguration fields, its
-    checkpoint in `folder` (as kubelet restarts with a new configuration; `node` is not touched). Raises
-    KubeletStartError when kubelet would not start so."""
+    checkpoints (memory, CPU and device managers') in `folder` (as kubelet restarts with a new configuration;
+    `node` is not touched). Raises KubeletStartError when kubelet would not start so."""
     config = parse_kubelet_config(dict(fields), "what-if", base=node.config, limits=node.limits)
     state = node.state()
     blob = encode_checkpoint(node.memory_manager.policy_name(), state.get_machine_state(),
                              state.get_memory_assignments(), state.get_pod_memory_assignments())
     with open(os.path.join(folder, CHECKPOINT_FILE_NAME), "wb") as fh:
         fh.write(blob)
-    restarted = SimulatedNode(node.machine, config, folder, node.merge_fn, limits=node.limits)
+    with open(os.path.join(folder, CPU_CHECKPOINT_FILE_NAME), "wb") as fh:
+        fh.write(node.cpu_manager.checkpoint_bytes())
+    os.makedirs(os.path.join(folder, DEVICE_CHECKPOINT_DIR), exist_ok=True)
+    with open(os.path.join(folder, DEVICE_CHECKPOINT_DIR, DEVICE_CHECKPOINT_FILE_NAME), "wb") as fh:
+        fh.write(node.device_manager.checkpoint_bytes())
+    restarted = SimulatedNode(node.machine, config, folder, node.merge_fn, limits=node.limits, devices=node.devices)
     restarted.file_ops = NoSyncFileOps(node.limits)  # a throwaway folder
     restarted.assume_running(node.active_pods())
     restarted.start()

@@ -19,12 +19,16 @@ from topologymanager.observer import Observer
 from topologymanager.reference_merge import ReferenceRefusal
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.pod import Pod, default_pod_uid
+from cpumanager.state import CHECKPOINT_FILE_NAME as CPU_CHECKPOINT_FILE_NAME
+from devicemanager.constants import CHECKPOINT_DIR as DEVICE_CHECKPOINT_DIR
+from devicemanager.constants import CHECKPOINT_FILE_NAME as DEVICE_CHECKPOINT_FILE_NAME
 from state import CHECKPOINT_FILE_NAME
 from state.checkpoint_manager import NoSyncFileOps
 from state.types import Block
 from memorymanager.runner.discover import collect_scenario_files
 from memorymanager.runner.expect import compare
-from memorymanager.runner.observe import hint_maps_to_obj, pod_observations, state_observations
+from memorymanager.runner.observe import (cpu_observations, cpu_state_observations, device_observations,
+                                          hint_maps_to_obj, pod_observations, state_observations)
 from memorymanager.requests import get_container_requested_resources
 from memorymanager.runner.results import InitMemory, RunReport, ScenarioResult, StepResult
 from memorymanager.runner.scenario import HintSpec, InjectedHints, Scenario, ScenarioError, Step, load_scenario
@@ -94,7 +98,15 @@ class ScenarioRun:
         # step's full account.
         self.observe_all = observe_all
         self.scenario = scenario
-        self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn, observers, limits)
+        self.node = SimulatedNode(scenario.machine, scenario.kubelet, state_dir, merge_fn, observers, limits,
+                                  devices=scenario.devices)
+        # the 1.2 keys are reported (--json, --record) where the scenario models their manager; elsewhere only
+        # when a step expects them, so that a 1.1 scenario's report stays what it was
+        self.cpu_reported = scenario.cpu_checkpoint is not None or any(
+            config.cpu_manager_policy != "none"
+            for config in (scenario.kubelet, *(s.kubelet for s in scenario.steps if s.kubelet is not None)))
+        self.devices_reported = bool(scenario.devices) or scenario.device_checkpoint is not None
+        self._warnings: list[str] = []  # the last start's warnings, for the next step's notes
         if not durable:  # a temporary folder removed after the scenario: no fsync, and only the restarts read it
             self.node.file_ops = NoSyncFileOps(limits)
             self.node.write_behind = True
@@ -109,6 +121,7 @@ class ScenarioRun:
                 self.node.start()
             except NodeError:
                 pass  # reported by step 0, which cannot run without the node
+            self._warnings = list(self.node.start_warnings)
         results: list[StepResult] = []
         for step in self.scenario.steps:
             if results and results[-1].skipped is not None:  # the run left kubelet's path: stop comparing
@@ -133,22 +146,25 @@ class ScenarioRun:
                           init_memory=self._init_memory)
 
     def _notes(self, actual: dict[str, Any]) -> list[str]:
-        """The start hint of a failed start, on the first failing step after it (not repeated)."""
+        """The warnings of the start this step made (or of the implicit start before step 0), then the start
+        hint of a failed start, on the first failing step after it (not repeated)."""
+        notes, self._warnings = self._warnings, []
         hint = self.node.start_hint
         if self.node.running:
             self._hint_shown = None
         if actual.get("error") is None or hint is None or hint == self._hint_shown:
-            return []
+            return notes
         self._hint_shown = hint
-        return [hint]
+        return notes + [hint]
 
     def _execute(self, step: Step, actual: dict[str, Any]) -> None:
         """Carry out the step's operation, adding what it returns (admission result, hints) to `actual`."""
         node = self.node
-        if step.op == "start":
-            node.start()
-        elif step.op == "restart":
-            node.restart(step.kubelet)
+        if step.op in ("start", "restart"):
+            try:
+                node.start() if step.op == "start" else node.restart(step.kubelet)
+            finally:
+                self._warnings = list(node.start_warnings)
         elif step.op == "admit":
             self.context_pod = step.pod
             extra = build_provider(step.providers) if step.providers is not None else None
@@ -176,11 +192,19 @@ class ScenarioRun:
         """Add the node's state (and the context pod's) to `actual`; reading problems become the error."""
         if not self.node.running:
             return
+        expect = (step.expect or {}) if step is not None else {}
         try:
-            if self.observe_all or step is None or any(key in (step.expect or {}) for key in STATE_KEYS):
+            if self.observe_all or step is None or any(key in expect for key in STATE_KEYS):
                 actual.update(state_observations(self.node))
+            if (self.observe_all and self.cpu_reported) or "defaultCpuSet" in expect:
+                actual.update(cpu_state_observations(self.node))
             if self.context_pod is not None:
                 actual.update(pod_observations(self.node, self.context_pod))
+                # cheap (the context pod's containers): also for the `-v` report
+                if self.cpu_reported or "cpus" in expect:
+                    actual.update(cpu_observations(self.node, self.context_pod))
+                if self.devices_reported or "devices" in expect:
+                    actual.update(device_observations(self.node, self.context_pod))
         except Exception as exc:
             if actual.get("error") is None:
                 actual["error"] = "reading the node state failed: " + error_message(exc)
@@ -190,14 +214,19 @@ STATE_KEYS = ("machineState", "entries", "podEntries", "allocatable")
 
 
 def prepare_state_dir(scenario: Scenario, state_dir: str) -> None:
-    """A fresh checkpoint folder: no old checkpoint, and the scenario's `checkpoint` if it has one."""
+    """A fresh checkpoint folder: no old checkpoint of any manager, and the scenario's `checkpoint`,
+    `cpuCheckpoint` and `deviceCheckpoint` where it has them."""
     os.makedirs(state_dir, exist_ok=True)
-    path = os.path.join(state_dir, CHECKPOINT_FILE_NAME)
-    if os.path.lexists(path):
-        os.remove(path)
-    if scenario.checkpoint is not None:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(scenario.checkpoint)
+    for name, content in ((CHECKPOINT_FILE_NAME, scenario.checkpoint),
+                          (CPU_CHECKPOINT_FILE_NAME, scenario.cpu_checkpoint),
+                          (os.path.join(DEVICE_CHECKPOINT_DIR, DEVICE_CHECKPOINT_FILE_NAME), scenario.device_checkpoint)):
+        path = os.path.join(state_dir, name)
+        if os.path.lexists(path):
+            os.remove(path)
+        if content is not None:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(content)
 
 
 def run_scenario(

@@ -5,7 +5,7 @@ checked on the keys written (a key written as null also matches a key that is ab
 leaf values match exactly; `error` and `message` are substrings (`error: null`, contract 1.1:
 the step must not fail); hint lists compare as
 sets; block lists (`memory`, `entries`, `podEntries`, `allocatable`) as multisets; other
-lists (`numaAffinity`, `cells`, `numaNodes`) exactly. For `memory` and `allocatable`
+lists (`numaAffinity`, `cells`, `numaNodes`) exactly; device ID lists (`devices`) as sets. For `memory` and `allocatable`
 (kubelet's reader APIs) a null list and an empty list are the same; in `entries` and
 `podEntries` (the checkpoint's own content) they are not.
 """
@@ -253,6 +253,23 @@ NODE_STATE = Record(
     }
 )
 
+class StringSet(Spec):
+    """A list of strings (device IDs) compared as a set."""
+
+    def validate(self, value: Any, where: str) -> None:
+        items = expect_list(value, where, null_is_empty=False)
+        seen: set[str] = set()
+        for i, item in enumerate(items):
+            expect_str(item, index_path(where, i))
+            if item in seen:
+                raise InputError(index_path(where, i), f"{item!r} is listed twice")
+            seen.add(item)
+
+    def compare(self, expected: Any, actual: Any, path: str, out: list[Failure]) -> None:
+        if not isinstance(actual, list) or set(expected) != set(actual):
+            out.append(Failure(path, expected, actual))
+
+
 # Every expectation key, its shape and comparison rule.
 EXPECT_KEYS: dict[str, Spec] = {
     "error": Nullable(Substring()),  # a substring of the message; null: the step must not fail
@@ -267,10 +284,14 @@ EXPECT_KEYS: dict[str, Spec] = {
     "podEntries": MapOf(Nullable(Record({"memoryBlocks": CHECKPOINT_BLOCKS}))),
     "allocatable": READER_BLOCKS,
     "numaNodes": MapOf(Nullable(IntList())),
+    "cpus": MapOf(Nullable(Scalar("str"))),  # 1.2: the CPU manager's exclusive CPUs ("" = the shared pool)
+    "defaultCpuSet": Scalar("str"),  # 1.2: the shared pool
+    "devices": MapOf(Nullable(MapOf(Nullable(StringSet())))),  # 1.2: device IDs by resource
 }
 
 # Keys every step can report; the rest only for some operations.
-COMMON_KEYS = ("error", "affinity", "memory", "numaNodes", "machineState", "entries", "podEntries", "allocatable")
+COMMON_KEYS = ("error", "affinity", "memory", "numaNodes", "machineState", "entries", "podEntries", "allocatable",
+               "cpus", "defaultCpuSet", "devices")
 KEYS_BY_OP: dict[str, tuple[str, ...]] = {
     "start": COMMON_KEYS,
     "admit": COMMON_KEYS + ("admitted", "reason", "message", "hints"),

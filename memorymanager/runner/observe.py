@@ -63,6 +63,27 @@ def state_observations(node: SimulatedNode) -> dict[str, Any]:
     }
 
 
+def cpu_state_observations(node: SimulatedNode) -> dict[str, Any]:
+    """defaultCpuSet: the CPU manager's shared pool (the checkpoint's defaultCpuSet)."""
+    return {"defaultCpuSet": str(node.cpu_manager.get_default_cpu_set())}
+
+
+def cpu_observations(node: SimulatedNode, pod: Pod) -> dict[str, Any]:
+    """cpus: each container's exclusive CPUs as a canonical cpuset string, "" for the shared pool."""
+    cm = node.cpu_manager
+    return {"cpus": {c.name: str(cm.get_cpus(pod.uid, c.name) or "") for c in pod.all_containers()}}
+
+
+def device_observations(node: SimulatedNode, pod: Pod) -> dict[str, Any]:
+    """devices: each container's device IDs by resource (null when it holds none)."""
+    dm = node.device_manager
+    devices: dict[str, Any] = {}
+    for c in pod.all_containers():
+        held = dm.get_devices(pod.uid, c.name)
+        devices[c.name] = None if held is None else {resource: sorted(ids) for resource, ids in held.items()}
+    return {"devices": devices}
+
+
 def pod_observations(node: SimulatedNode, pod: Pod) -> dict[str, Any]:
     """affinity, memory and numaNodes for every container of `pod` (init, then app)."""
     mm, tm = node.memory_manager, node.topology_manager

@@ -5,11 +5,14 @@ the ones the step already expected plus the operation's main results:
 
 | op | keys added |
 | --- | --- |
-| start | machineState |
-| admit | admitted, reason and message (when rejected), affinity, memory |
+| start | machineState, defaultCpuSet |
+| admit | admitted, reason and message (when rejected), affinity, cpus, memory, devices |
 | hints | hints |
-| remove | entries |
-| restart, check | machineState, entries |
+| remove | entries, defaultCpuSet |
+| restart, check | machineState, entries, defaultCpuSet |
+
+(`cpus` and `defaultCpuSet` only on a node that models the CPU manager, `devices` only on one with
+device plugins or a device checkpoint.)
 
 `error` is written when the step failed and removed when it did not (an `error: null`
 stays when the step still did not fail). A key the step
@@ -30,16 +33,18 @@ from memorymanager.runner.scenario import Scenario
 from kubeinputs.reader import FoldedText, dump_yaml
 
 KEY_ORDER = (
-    "error", "admitted", "reason", "message", "affinity", "hints", "memory", "numaNodes",
-    "machineState", "entries", "podEntries", "allocatable",
+    "error", "admitted", "reason", "message", "affinity", "hints", "cpus", "memory", "devices", "numaNodes",
+    "defaultCpuSet", "machineState", "entries", "podEntries", "allocatable",
 )
+# cpus, devices and defaultCpuSet are written only where the step reports them: a node that models
+# the CPU manager (a static policy or a cpuCheckpoint) or devices (format 1.2)
 DEFAULT_KEYS = {
-    "start": ("machineState",),
-    "admit": ("admitted", "affinity", "memory"),
+    "start": ("machineState", "defaultCpuSet"),
+    "admit": ("admitted", "affinity", "cpus", "memory", "devices"),
     "hints": ("hints",),
-    "remove": ("entries",),
-    "restart": ("machineState", "entries"),
-    "check": ("machineState", "entries"),
+    "remove": ("entries", "defaultCpuSet"),
+    "restart": ("machineState", "entries", "defaultCpuSet"),
+    "check": ("machineState", "entries", "defaultCpuSet"),
 }
 
 

@@ -3,8 +3,10 @@
 With `verbose` (`run -v`) the human report also tells, under each scenario's line, what
 every step did: the admission decision (admitted, or refused with kubelet's reason and
 message), and for each container of an admitted pod its NUMA nodes and the memory pinned
-there per resource, as Kubernetes quantities (`1Gi`, `64Mi`); an init container's memory,
-taken at admission and released when the next container is created, is told as such.
+there per resource, as Kubernetes quantities (`1Gi`, `64Mi`), its exclusive CPUs and its
+devices; an init container's memory, taken at admission and released when the next container
+is created, is told as such. Warnings of a start (a device checkpoint entry kubelet restores
+although the node lacks its device) follow the step that started the node.
 """
 from __future__ import annotations
 
@@ -53,8 +55,20 @@ def _decision(step: StepResult) -> str:
             "check": "checked"}.get(step.op, "done")
 
 
+def _cpu_device_text(step: StepResult, name: str) -> str:
+    """`; cpus 2-3,10-11; nvidia.com/gpu g0, g1`: a container's exclusive CPUs and devices, when it has any."""
+    text = ""
+    cpus = (step.actual.get("cpus") or {}).get(name)
+    if cpus:
+        text += f"; cpus {cpus}"
+    for resource, ids in ((step.actual.get("devices") or {}).get(name) or {}).items():
+        text += f"; {resource} {', '.join(ids)}"
+    return text
+
+
 def _container_lines(step: StepResult) -> list[str]:
-    """`app: NUMA nodes [0, 1]; memory 6Gi, hugepages-2Mi 64Mi` for each container of an admitted pod."""
+    """`app: NUMA nodes [0, 1]; memory 6Gi, hugepages-2Mi 64Mi` for each container of an admitted pod, with
+    its exclusive CPUs and devices when it has any (`; cpus 2-3,10-11; nvidia.com/gpu g0`)."""
     actual = step.actual
     if step.op != "admit" or not actual.get("admitted") or actual.get("error") is not None:
         return []
@@ -68,11 +82,11 @@ def _container_lines(step: StepResult) -> list[str]:
         nodes = numa_nodes.get(name)
         init = step.init_memory.get(name)
         if init is not None and nodes is None:
-            lines.append(_init_line(name, init))
+            lines.append(_init_line(name, init) + _cpu_device_text(step, name))
             continue
         where = "no NUMA nodes" if nodes is None else "NUMA nodes [" + ", ".join(map(str, nodes)) + "]"
         pinned = ", ".join(f"{res} {size_text(size)}" for res, size in per_resource.items()) or "no memory pinned"
-        lines.append(f"{name}: {where}; {pinned}")
+        lines.append(f"{name}: {where}; {pinned}{_cpu_device_text(step, name)}")
     return lines
 
 

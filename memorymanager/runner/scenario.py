@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from kubeinputs.errors import (InputError, check_keys, expect_bool, expect_int_list, expect_list, expect_map,
                                expect_str, index_path, join_path, suggest, type_name)
+from kubeinputs.devices import DeclaredDevices, parse_devices
 from kubeinputs.kubelet_config import KubeletConfig, load_kubelet_config_file, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, load_machine_info, parse_machine_info
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
@@ -78,6 +79,9 @@ class Scenario:
     checkpoint: Optional[str]
     steps: list[Step]
     document: dict
+    cpu_checkpoint: Optional[str] = None  # cpu_manager_state (1.2)
+    device_checkpoint: Optional[str] = None  # device-plugins/kubelet_internal_checkpoint (1.2)
+    devices: DeclaredDevices = field(default_factory=dict)  # the device plugins (1.2)
 
 
 def load_scenario(path: str, limits: Limits = DEFAULT_LIMITS) -> Scenario:
@@ -99,6 +103,9 @@ def parse_scenario(doc: Any, base_dir: str, path: str = "<scenario>", limits: Li
     machine = _parse_machine(doc["machine"], base_dir, limits)
     kubelet = _parse_kubelet(doc.get("kubelet"), base_dir, limits)
     checkpoint = _parse_checkpoint(doc.get("checkpoint"))
+    cpu_checkpoint = _parse_checkpoint(doc.get("cpuCheckpoint"), "cpuCheckpoint")
+    device_checkpoint = _parse_checkpoint(doc.get("deviceCheckpoint"), "deviceCheckpoint")
+    devices = parse_devices(doc.get("devices"), "devices", numa_nodes=[n.node_id for n in machine.topology])
     raw_steps = expect_list(doc["steps"], "steps", null_is_empty=False)
     if not raw_steps:
         raise InputError("steps", "expected at least one step")
@@ -109,7 +116,8 @@ def parse_scenario(doc: Any, base_dir: str, path: str = "<scenario>", limits: Li
         if step.kubelet is not None:
             config = step.kubelet
         steps.append(step)
-    return Scenario(path, name, description, machine, kubelet, checkpoint, steps, doc)
+    return Scenario(path, name, description, machine, kubelet, checkpoint, steps, doc, cpu_checkpoint,
+                    device_checkpoint, devices)
 
 
 def _resolve(base_dir: str, value: str) -> str:
@@ -147,8 +155,9 @@ def _parse_kubelet(value: Any, base_dir: str, limits: Limits) -> KubeletConfig:
     return parse_kubelet_config(value, "kubelet", limits=limits)
 
 
-def _parse_checkpoint(value: Any) -> Optional[str]:
-    """The checkpoint file's bytes as text: a map becomes compact JSON, a string is kept as is."""
+def _parse_checkpoint(value: Any, where: str = "checkpoint") -> Optional[str]:
+    """A checkpoint file's bytes as text (`checkpoint`, `cpuCheckpoint`, `deviceCheckpoint`): a map becomes
+    compact JSON, a string is kept as is."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -157,8 +166,8 @@ def _parse_checkpoint(value: Any) -> Optional[str]:
         try:
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise InputError("checkpoint", f"cannot be written as JSON: {exc}") from None
-    raise InputError("checkpoint", f"expected a map or a string, got {type_name(value)}")
+            raise InputError(where, f"cannot be written as JSON: {exc}") from None
+    raise InputError(where, f"expected a map or a string, got {type_name(value)}")
 
 
 def _parse_pod(value: Any, where: str, base_dir: str, limits: Limits) -> Pod:

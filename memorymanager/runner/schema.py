@@ -7,7 +7,8 @@ runner calls them with `null_is_empty=False`.
 """
 from __future__ import annotations
 
-TOP_LEVEL_KEYS = ("name", "description", "machine", "kubelet", "checkpoint", "steps")
+TOP_LEVEL_KEYS = ("name", "description", "machine", "kubelet", "checkpoint", "cpuCheckpoint", "deviceCheckpoint", "devices",
+                  "steps")
 REQUIRED_TOP_LEVEL_KEYS = ("machine", "steps")
 OPERATIONS = ("start", "admit", "hints", "remove", "restart", "check")
 STEP_KEYS = OPERATIONS + ("providers", "expect")

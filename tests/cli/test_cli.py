@@ -201,3 +201,15 @@ def test_run_killed_by_sigterm_removes_its_temporary_state_folder(tmp_path):
             proc.kill()
     assert proc.returncode == 143 and err.strip() == "memorymanager: terminated", err
     assert list(private_tmp.iterdir()) == []
+
+
+def test_machine_table_shows_the_cpu_topology():
+    root = ROOT / "fixtures" / "sysfs" / "two-ccx-per-node"
+    code, out, _ = run("machine", "--sysfs-root", str(root), "--table")
+    assert code == 0
+    lines = out.splitlines()
+    assert "CPUs: 16 in 8 cores (2 threads per core), 1 socket" in lines
+    assert lines[-2].split() == ["0", "0", "4", "0-3,8-11", "0", "16Mi", "0-1,8-9;", "1", "16Mi", "2-3,10-11"]
+    assert lines[-1].split() == ["1", "0", "4", "4-7,12-15", "2", "16Mi", "node"]
+    # a machine whose nodes list no cores (the memory manager needs none) has no CPU part
+    assert not cli.cpu_topology_lines({"topology": [{"node_id": 0, "cores": None}]})

@@ -49,6 +49,7 @@ class FakeStore:
     def get_policy(self) -> "FakeStore":
         return self
 
+    @property
     def name(self) -> str:
         return self.policy
 

@@ -1,5 +1,7 @@
 """cpuManagerPolicyOptions: availability by maturity, values, incompatible pairs, machine checks
 (kubelet's policy_options_test.go shape)."""
+from types import SimpleNamespace
+
 import pytest
 
 from kubeinputs.features import FeatureGates
@@ -7,6 +9,7 @@ from cpumanager.errors import CPUManagerError
 from cpumanager.policy_options import StaticPolicyOptions, new_static_policy_options, validate_static_policy_options
 from tests.cpumanager import topologies as t
 from tests.cpumanager.helpers import FakeStore
+from topologymanager.manager import new_manager as new_topology_manager
 
 ALPHA = {"CPUManagerPolicyAlphaOptions": True}
 NO_BETA = {"CPUManagerPolicyBetaOptions": False}
@@ -60,11 +63,15 @@ def test_option_errors(options, gates, message):
     (lambda: t.build(4, lambda c: (0, c // 2, c, 0), 2, 4), "none",
      "Align by socket is not compatible with hardware where number of sockets are more than number of NUMA"),
 ])
-def test_align_by_socket_against_machine_and_topology_manager(topo, policy, message):
+@pytest.mark.parametrize("real_store", [False, True])
+def test_align_by_socket_against_machine_and_topology_manager(topo, policy, message, real_store):
     opts = StaticPolicyOptions(align_by_socket=True)
+    # the real topology manager too: its policy's name is a property (reading it as a method crashed)
+    store = new_topology_manager([SimpleNamespace(node_id=0, distances=[10, 20]), SimpleNamespace(node_id=1, distances=[20, 10])],
+                                 policy, "container") if real_store else FakeStore(policy=policy)
     if message is None:
-        validate_static_policy_options(opts, topo(), FakeStore(policy=policy))
+        validate_static_policy_options(opts, topo(), store)
         return
     with pytest.raises(CPUManagerError) as err:
-        validate_static_policy_options(opts, topo(), FakeStore(policy=policy))
+        validate_static_policy_options(opts, topo(), store)
     assert str(err.value) == message

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubeinputs.devices import (Device, devices_to_obj, integer_resource_error, load_devices_file, parse_devices,
-                                validate_integer_resources)
+from kubeinputs.devices import Device, devices_to_obj, integer_resource_error, load_devices_file, parse_devices
 from kubeinputs.errors import InputError
 from kubeinputs.pod import parse_pod
 from kubeinputs.quantity import parse_quantity
@@ -81,11 +80,11 @@ def test_extended_resources_are_whole_numbers(text, error):
 
 
 def test_fractional_device_request_in_a_pod_names_its_path():
-    pod = parse_pod({"metadata": {"name": "p"}, "spec": {
-        "initContainers": [{"name": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
-        "containers": [{"name": "c", "resources": {"limits": {"cpu": "500m", "nvidia.com/gpu": "0.5"}}}]}})
+    """The Pod reader applies the API server's rule (after defaulting: limits before requests)."""
     with pytest.raises(InputError) as err:
-        validate_integer_resources(pod)
+        parse_pod({"metadata": {"name": "p"}, "spec": {
+            "initContainers": [{"name": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+            "containers": [{"name": "c", "resources": {"limits": {"cpu": "500m", "nvidia.com/gpu": "0.5"}}}]}})
     assert str(err.value) == "spec.containers[0].resources.limits.nvidia.com/gpu: " + _go(5, -1, "")
 
 

@@ -22,12 +22,13 @@ def load_cases() -> list[dict]:
 
 
 def argv_of(case: dict, path: str) -> list[str]:
-    """The command line of a case."""
+    """The command line of a case (`args`: more arguments; one starting with @ is a path below fixtures/bad)."""
     command = case["command"]
+    extra = [os.path.join(BAD, a[1:]) if a.startswith("@") else a for a in case.get("args", [])]
     if command == "run":
         return ["run", path]
     if command in ("inspect", "verify"):
-        return ["checkpoint", command, path]
+        return ["checkpoint", command, path, *extra]
     if command == "fleet":
         return ["fleet", os.path.join(path, "fleet.yaml"), "--no-progress"]
     if command == "explain-node":

@@ -169,6 +169,7 @@ class _Clean(_InputError):
 def readers() -> dict[str, tuple[Callable[[Any], Any], Any]]:
     """name -> (reader, hypothesis strategy)."""
     from tests.fuzz import strategies as st
+    from tests.fuzz.cpu_devices import cpu_devices
     from tests.fuzz.surfaces import surfaces
 
     return {
@@ -181,4 +182,5 @@ def readers() -> dict[str, tuple[Callable[[Any], Any], Any]]:
         "checkpoint": (read_checkpoint, st.checkpoints()),
         "grpc": (read_grpc, st.grpc_requests()),
         **surfaces(),
+        **cpu_devices(),
     }

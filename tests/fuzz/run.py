@@ -7,6 +7,7 @@ from typing import Callable, Optional
 
 from hypothesis import HealthCheck, given, settings
 
+from kubeinputs.errors import brief
 from tests.fuzz.harness import FAILURES, OUTCOMES, classify
 from tests.fuzz.readers import readers
 
@@ -25,7 +26,7 @@ def fuzz_reader(name: str, examples: int, *, seed: Optional[int] = None) -> tupl
         outcome, detail = classify(lambda: reader(value), must_refuse=must_refuse)
         counts[outcome] += 1
         if outcome in FAILURES and len(failures) < 20:
-            failures.append((outcome, detail, repr(value)[:300]))
+            failures.append((outcome, detail, brief(value)[:300]))  # brief: an integer of any length
 
     if seed is not None:
         from hypothesis import seed as hseed

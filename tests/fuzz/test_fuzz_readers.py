@@ -13,7 +13,10 @@ from tests.helpers.budget import examples
 CI_EXAMPLES = {"scenario": examples(60, 150), "grpc": examples(60, 150),
                # the newer surfaces (tests/fuzz/surfaces.py), fewer: each builds nodes, folders or policies
                "api": examples(80, 200), "fleet-spec": examples(30, 80), "fleet-trace": examples(50, 120),
-               "explain-node": examples(15, 40), "resmgr-calls": examples(50, 120), "resmgr-records": examples(25, 60)}
+               "explain-node": examples(15, 40), "resmgr-calls": examples(50, 120), "resmgr-records": examples(25, 60),
+               # the CPU and device managers' inputs (tests/fuzz/cpu_devices.py); scenarios run a node each
+               "cpu-checkpoint": examples(60, 200), "device-checkpoint": examples(60, 200),
+               "devices": examples(60, 200), "scenario-1.2": examples(30, 100)}
 DEFAULT_EXAMPLES = examples(100, 250)
 
 

@@ -199,3 +199,13 @@ def test_a_negative_machine_is_refused_at_the_front_door():
 
     with pytest.raises(memorymanager.Error, match="memory_per_node: must be >= 0"):
         memorymanager.synthetic_machine(2, -5)
+
+
+def test_a_null_core_is_gos_zero_core():
+    """cadvisor's JSON decoding turns a null in `cores` into a zero Core; the reader did not look at it and
+    the thread check then crashed on it."""
+    from kubeinputs.machine import node_cores, parse_machine_info
+
+    mi = parse_machine_info({"num_cores": 2, "topology": [{"node_id": 0, "memory": 1, "cores": [
+        None, {"core_id": 1, "thread_ids": [0, 1]}]}]})
+    assert [c.thread_ids for c in node_cores(mi.topology[0])] == [(), (0, 1)]

@@ -123,3 +123,41 @@ def test_smoke_real_sysfs():
     assert mi.num_cores >= 1 and mi.memory_capacity > 0
     assert all(n.memory > 0 for n in mi.topology if n.cores)
     assert parse_machine_info(machine_info_to_obj(mi)).num_cores == mi.num_cores
+
+
+def test_cpu_topology_and_caches_as_cadvisor_reads_them():
+    """Two CCX L3 caches on node 0 are its cores' uncore caches; node 1's L3 spans the whole node: a node cache."""
+    mi = read_machine_info(FIXTURES / "two-ccx-per-node")
+    node0, node1 = mi.topology
+    assert [(c["core_id"], c["socket_id"], c["thread_ids"]) for c in node0.cores][:3] == [
+        (0, 0, [0, 8]), (1, 0, [1, 9]), (2, 0, [10, 2])]  # cpu folders in lexical order: cpu10 before cpu2
+    assert [[u["id"] for u in c["uncore_caches"]] for c in node0.cores] == [[0], [0], [1], [1]]
+    assert node0.cores[0]["caches"] == [{"id": 0, "size": 32 << 10, "type": "Data", "level": 1},
+                                        {"id": 0, "size": 32 << 10, "type": "Instruction", "level": 1},
+                                        {"id": 0, "size": 512 << 10, "type": "Unified", "level": 2}]
+    assert node0.caches is None and all(c["uncore_caches"] is None for c in node1.cores)
+    assert node1.caches == [{"id": 2, "size": 16 << 20, "type": "Unified", "level": 3}]
+    assert machine_info_to_obj(parse_machine_info(machine_info_to_obj(mi))) == machine_info_to_obj(mi)
+
+
+def test_the_cpu_manager_reads_the_uncore_caches_of_a_sysfs_tree():
+    """Node.from_host on the tree: with prefer-align-cpus-by-uncorecache a 4-CPU container takes one CCX."""
+    import memorymanager
+
+    node = memorymanager.Node.from_host({"cpuManagerPolicy": "static", "reservedSystemCPUs": "4",
+                                         "cpuManagerPolicyOptions": {"prefer-align-cpus-by-uncorecache": "true"}},
+                                        sysfs_root=FIXTURES / "two-ccx-per-node")
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "resources": {"limits": {"cpu": "4", "memory": "1Gi"}}}]}}
+    assert node.admit(pod).placements["c"].cpuset_cpus == "0-1,8-9"
+
+
+def test_unreadable_cache_information_is_left_out(tmp_path):
+    """cadvisor ignores a node whose cache files cannot be read (some kernels have none): no error."""
+    make_node(tmp_path, 0, meminfo_kb=1024, cpus=[(0, 0, 0, None)])
+    index = tmp_path / "devices" / "system" / "cpu" / "cpu0" / "cache" / "index0"
+    index.mkdir(parents=True)
+    for name, text in (("id", "0"), ("size", "32K"), ("level", "1"), ("type", "Data")):  # no shared_cpu_map
+        (index / name).write_text(text + "\n")
+    core = read_machine_info(tmp_path).topology[0].cores[0]
+    assert (core["caches"], core["uncore_caches"]) == (None, None)
