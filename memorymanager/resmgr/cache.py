@@ -48,8 +48,8 @@ class Container:
     """One container as the resource manager knows it.
 
     `pod` is the v1 Pod manifest (every container of the pod: kubelet admits pods whole);
-    `claims` the UIDs of the DRA claims the container uses; `memset` the `cpuset.mems` the
-    policy assigned ("" for none); `started` set by `container_started`.
+    `claims` the UIDs of the DRA claims the container uses; `memset` and `cpus` the `cpuset.mems`
+    and `cpuset.cpus` the policy gave it ("" for none); `started` set by `container_started`.
     """
 
     id: str
@@ -58,6 +58,7 @@ class Container:
     claims: tuple[str, ...] = ()
     memset: str = ""
     started: bool = False
+    cpus: str = ""
     _parsed: Optional[Pod] = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -67,6 +68,7 @@ class Container:
         check_str(self.name, "container.name")
         self.claims = check_strings(self.claims, "container.claims")
         check_str(self.memset, "container.memset")
+        check_str(self.cpus, "container.cpus")
         if not isinstance(self.started, bool):
             raise PolicyArgumentError("container.started", f"expected true or false, got {type_name(self.started)}")
         parsed = self.parsed_pod()
@@ -121,7 +123,7 @@ class Container:
     def to_json(self) -> dict[str, object]:
         """The persisted form."""
         return {"id": self.id, "pod": self.pod, "name": self.name, "claims": list(self.claims),
-                "memset": self.memset, "started": self.started}
+                "memset": self.memset, "started": self.started, "cpus": self.cpus}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, object], where: str) -> "Container":
@@ -134,7 +136,7 @@ class Container:
         try:
             return cls(id=doc["id"], pod=copy.deepcopy(doc["pod"]), name=doc["name"],  # type: ignore[arg-type]
                        claims=tuple(claims), memset=doc.get("memset") or "",  # type: ignore[arg-type]
-                       started=doc.get("started", False))  # type: ignore[arg-type]
+                       started=doc.get("started", False), cpus=doc.get("cpus") or "")  # type: ignore[arg-type]
         except InputError as err:
             raise InputError(f"{where}: {err.where}", err.reason) from None
 

@@ -97,7 +97,7 @@ class KubeletBackend:
 
     def description(self) -> str:
         """What this backend is."""
-        return ("kubelet v1.37 memory manager (Static policy) and topology manager placement, "
+        return ("kubelet v1.37 memory manager (Static policy), CPU manager and topology manager placement, "
                 "with NUMA memory DRA claims" if self._static
                 else "kubelet v1.37 memory manager with the None policy: no memory is assigned")
 
@@ -211,8 +211,10 @@ class KubeletBackend:
     # ----- exports and zones (kubelet_exports) -----
 
     def export_resource_data(self, container: Container) -> dict[str, str]:
-        """`MEMS`: the container's cpuset.mems (when kubelet sets one); `CLAIMED_MEMS`: the NUMA
-        nodes of the memory claims it uses (when any). Both are extensions of the seed's list."""
+        """`EXCLUSIVE_CPUS` (the container's exclusive CPUs) or `SHARED_CPUS` (the shared pool, for a container
+        requesting CPU), as topology-aware exports them; `MEMS`: the container's cpuset.mems (when kubelet sets
+        one); `CLAIMED_MEMS`: the NUMA nodes of the memory claims it uses (when any). The last two are
+        extensions of the seed's list."""
         container = _container(container, "export_resource_data")
         with self._lock:
             return kubelet_exports.export_resource_data(self._require(), container)
@@ -228,8 +230,8 @@ class KubeletBackend:
             return kubelet_exports.memsets(self._require())
 
     def get_topology_zones(self) -> list[TopologyZone]:
-        """One zone per NUMA node (`memory set` attribute); per-container sub-zones when
-        `containerZones` is on."""
+        """One zone per NUMA node (`memory set`, and the CPU attributes under the static CPU policy);
+        per-container sub-zones when `containerZones` is on."""
         with self._lock:
             return kubelet_exports.topology_zones(self._require())
 

@@ -2,8 +2,12 @@
 changes for the runtime, as nri-plugins policies record theirs (`container.SetCpusetMems`/`Cpus`).
 
 kubelet sets `cpuset.mems` to the NUMA nodes of the memory manager's blocks for the container, and
-nothing when the memory manager assigns none (a pod that is not Guaranteed). `cpuset.cpus` comes from
-the CPU manager, which this node does not run yet: `cgroup_cpuset` is the one place it slots in.
+nothing when the memory manager assigns none (a pod that is not Guaranteed); `cpuset.cpus` to the CPU
+manager's exclusive CPUs of the container, else to the shared pool (its default cpuset), and nothing
+under the CPU manager's none policy (`cgroup_cpuset`). The shared pool shrinks and grows as exclusive
+CPUs are taken and given back: every container in it then gets the new pool, which kubelet's CPU
+manager writes on its reconcile loop and nri-plugins' topology-aware in the same request
+(`updateSharedAllocations`); here it is pending after the call that changed the pool.
 
 When changes are recorded (the container's `memset` remembers what it was given):
 - the container a call is about (allocate, update, sync) gets its cpuset as a pending change every
@@ -26,20 +30,22 @@ from memorymanager.resmgr.kubelet_placement import KubeletPlacement
 
 def cgroup_cpuset(p: KubeletPlacement, container: Container) -> tuple[str, str]:
     """(cpuset.cpus, cpuset.mems) kubelet would give the container now ("" for a value it leaves alone)."""
-    return "", cpuset_string(p.container_memset(container))
+    return p.cpuset_cpus(container), cpuset_string(p.container_memset(container))
 
 
-def assign(p: KubeletPlacement, container: Container) -> bool:
-    """Give the container object its cpuset as kubelet holds it now; whether that changed it."""
-    _, mems = cgroup_cpuset(p, container)
-    changed = mems != container.memset
-    container.memset = mems
+def assign(p: KubeletPlacement, container: Container) -> tuple[Optional[str], Optional[str]]:
+    """Give the container object its cpuset as kubelet holds it now; (cpus, mems) that changed (None: unchanged)."""
+    cpus, mems = cgroup_cpuset(p, container)
+    changed = (cpus if cpus != container.cpus else None, mems if mems != container.memset else None)
+    container.cpus, container.memset = cpus, mems
     return changed
 
 
-def pend(p: KubeletPlacement, container: Container) -> None:
-    """Record the cached container's cpuset as a pending change (its non-empty values only)."""
-    cpus, mems = cgroup_cpuset(p, container)
+def pend(p: KubeletPlacement, container: Container, cpus: Optional[str] = None, mems: Optional[str] = None) -> None:
+    """Record a pending change of the cached container: the given values, or by default its whole cpuset as
+    it was last given (empty values are never set: kubelet sets nothing then)."""
+    if cpus is None and mems is None:
+        cpus, mems = container.cpus, container.memset
     p.cache.set_cpuset(container.id, cpus=cpus or None, mems=mems or None)
 
 
@@ -51,11 +57,15 @@ def apply(p: KubeletPlacement, container: Container) -> None:
 
 
 def follow(p: KubeletPlacement, skip: Optional[str] = None) -> None:
-    """Every other cached container whose cpuset changed: assigned again, cached and pending."""
+    """Every other cached container whose cpuset changed (a shared pool that shrank or grew): assigned
+    again, cached, and the changed values pending."""
     for c in p.cache:
-        if c.id != skip and assign(p, c):
+        if c.id == skip:
+            continue
+        cpus, mems = assign(p, c)
+        if cpus is not None or mems is not None:
             p.cache.insert(c)
-            pend(p, c)
+            pend(p, c, cpus, mems)
 
 
 def push(p: KubeletPlacement) -> None:

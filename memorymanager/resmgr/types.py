@@ -150,7 +150,7 @@ class NodeMetric:
 @dataclass
 class CpuMetric:
     """Per CPU: allocation in milli-CPU and the number of containers using it (kept for the seed;
-    this project manages no CPUs, so none are reported)."""
+    the system collector reports memory only, so none are reported)."""
 
     id: int
     id_label: dict[str, str] = field(default_factory=dict)

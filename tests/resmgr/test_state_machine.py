@@ -250,7 +250,8 @@ class ResmgrMachine(RuleBasedStateMachine):
         is ever pushed outside the lock (the owner asserts it) nor the lock taken twice."""
         for change in self.policy.cache.pending():
             c = self.policy.cache.lookup(change.container_id)
-            assert c is not None and change.cpuset_mems == c.memset and change.cpuset_cpus is None
+            assert c is not None and change.cpuset_mems in (None, c.memset) and change.cpuset_cpus in (None, c.cpus)
+            assert (change.cpuset_cpus, change.cpuset_mems) != (None, None)
         assert self.owner.lock.retakes == 0 and not self.owner.held
 
 
