@@ -73,7 +73,7 @@ def restore(p: KubeletPlacement) -> None:
     pods = [claim_pod(r) for r in records]
     pods += cached_pods(p.cache)
     p.node.adopt(pods)
-    with p.node.simulated_node.memory_manager.deferred_writes():
+    with p.node.simulated_node.deferred_writes():  # the memory and CPU checkpoints written once
         for record in records:
             if not claim_held(p, record):
                 reserve(p, record)
