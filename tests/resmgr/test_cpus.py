@@ -74,9 +74,23 @@ def test_no_cpu_attributes_when_the_cpu_manager_pins_nothing(tmp_path) -> None:
 
 def test_restart_keeps_exclusive_cpus(tmp_path) -> None:
     policy, owner = start(tmp_path)
-    owner.create_container(container("a", "1Gi", cpu="2"))
+    owner.create_container(container("x", "1Gi", cpu="2"))  # 1,9
+    owner.create_container(container("a", "1Gi", cpu="2"))  # 2,10
     owner.create_container(container("b", "1Gi", cpu="500m"))
+    owner.stop_container(policy.cache.lookup("x-app"))  # 1,9 free again: placing a anew would take them
     again, owner2 = start(tmp_path)
-    running = list(again.cache)
-    assert owner2.synchronize(running) == [U("a-app", "1,9", "0"), U("b-app", POOL, "0")]
-    assert [(c.id, c.cpus) for c in again.cache] == [("a-app", "1,9"), ("b-app", POOL)]
+    pool = "0-1,3-9,11-15"
+    assert owner2.synchronize(list(again.cache)) == [U("a-app", "2,10", "0"), U("b-app", pool, "0")]
+    assert [(c.id, c.cpus) for c in again.cache] == [("a-app", "2,10"), ("b-app", pool)]
+
+
+def test_exclusive_cpus_kept_without_memory_pinning(tmp_path) -> None:
+    """Under the memory manager's None policy a container holds no memory, yet its exclusive CPUs are kept
+    through a restart and Synchronize (re-adopted, not admitted anew)."""
+    policy, owner = start(tmp_path, memoryManagerPolicy="None", reservedMemory=[])
+    assert policy.active_policy() == "kubelet-none"
+    owner.create_container(container("x", "1Gi", cpu="2"))  # 1,9
+    owner.create_container(container("a", "1Gi", cpu="2"))  # 2,10
+    owner.stop_container(policy.cache.lookup("x-app"))  # 1,9 free again: placing a anew would take them
+    again, owner2 = start(tmp_path, memoryManagerPolicy="None", reservedMemory=[])
+    assert owner2.synchronize(list(again.cache)) == [U("a-app", "2,10")]

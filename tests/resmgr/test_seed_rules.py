@@ -146,7 +146,9 @@ class RecordingBackend:
     def setup(self, options: r.BackendOptions) -> None: self._note("setup")
     def reconfigure(self, config: object) -> None: self._note("reconfigure")
     def start(self) -> None: self._note("start")
-    def sync(self, add: object, delete: object) -> None: self._note("sync")
+    def sync(self, add: list, delete: list) -> None:
+        self._note("sync")
+        self.synced = ([c.id for c in add], [c.id for c in delete])
     def allocate_resources(self, c: r.Container) -> None: self._note("allocate_resources")
     def release_resources(self, c: r.Container) -> None: self._note("release_resources")
     def update_resources(self, c: r.Container) -> None: self._note("update_resources")
@@ -183,7 +185,9 @@ def test_locking_rule(tmp_path) -> None:
     assert policy.active_policy() == "recording"
     c = container("web")
     policy.start({})
-    owner.synchronize([c])
+    gone = container("gone")
+    owner.synchronize([c], stale=[gone])
+    assert backend.synced == (["web-app"], ["web-app", "gone-app"])  # running ones in both lists
     owner.create_container(c)  # allocate + export
     owner.update_container(c)
     owner.start_container(c)
