@@ -103,9 +103,10 @@ def sync(p: KubeletPlacement, add: Sequence[Container], delete: Sequence[Contain
     """Synchronize as nri-plugins' resource manager calls it: every created or running container comes
     in both lists, to be allocated again. A container of `add` is never released (it comes back): one
     the memory manager already places keeps its placement (re-adopted); the others are admitted as
-    `allocate_resources` admits them; the rest of `delete` is released. A container that cannot be placed is logged and skipped: Sync
-    itself does not fail (a Sync error would fail the plugin's registration), as topology-aware's does
-    not. Every container of `add` that is placed gets its cpuset pending."""
+    `allocate_resources` admits them; the rest of `delete` is released. A container that cannot be
+    placed is logged and skipped: Sync itself does not fail (a Sync error would fail the plugin's
+    registration), as topology-aware's does not. Every container of `add` that is placed gets its
+    cpuset pending."""
     coming_back = {c.id for c in add}
     for c in delete:
         if c.id not in coming_back:  # one coming back keeps what it holds: re-adopted below, not placed anew
@@ -123,7 +124,7 @@ def sync(p: KubeletPlacement, add: Sequence[Container], delete: Sequence[Contain
         kubelet_updates.apply(p, c)
     for c in rest:
         try:
-            admit(p, c)  # an active pod holding no memory for it is only checked, not admitted again
+            admit(p, c)  # as allocate_resources: an active pod is tried first, so a refusal leaves it active
         except PolicyError as err:
             log.warning("sync: failed to allocate resources for %s: %s", c.pretty_name(), err)
             continue

@@ -155,7 +155,7 @@ def test_synchronize_releases_stale_and_places_new(tmp_path) -> None:
     assert policy.backend.machine_state()[0].memory_map["memory"].reserved == 3 * GI
 
 
-def test_synchronize_readopts_a_burstable_container_without_admitting_anew(tmp_path) -> None:
+def test_synchronize_keeps_a_burstable_container(tmp_path) -> None:
     policy, owner = make_policy(str(tmp_path))
     web = container("web", "2Gi", requests={"cpu": "1", "memory": "1Gi"})
     owner.create_container(web)
