@@ -3,7 +3,12 @@ kubelet's exact memory placement (the `kubelet-static` backend). See docs/resmgr
 from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.claims import ClaimAllocation, ClaimRecord, ClaimStore
 from memorymanager.resmgr.export import format_exports, shell_quote, write_exports
-from memorymanager.resmgr.extended import reconcile_extended_resources
+from memorymanager.resmgr.extended import (
+    NRI_EXTENDED_RESOURCE_GLOB,
+    ExtendedResourcesPatch,
+    extended_resources_patch,
+    reconcile_extended_resources,
+)
 from memorymanager.resmgr.kubelet_backend import KubeletBackend, new_kubelet_backend
 from memorymanager.resmgr.kubelet_claims import device_name
 from memorymanager.resmgr.kubelet_placement import DEFAULT_DRIVER
@@ -14,6 +19,7 @@ from memorymanager.resmgr.types import *  # noqa: F401,F403  (the seed's constan
 from memorymanager.resmgr.types import (
     ClaimConfig,
     ContainerEdits,
+    ContainerUpdate,
     Device,
     DeviceRequestAllocationResult,
     Domain,

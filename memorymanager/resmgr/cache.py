@@ -5,7 +5,13 @@ it), its name, QoS class and resources, the DRA claims it uses, the memory set t
 assigned and whether it has started. `ContainerCache` keeps them by container ID and, given
 a folder, persists them to `<folder>/cache` (JSON, durable write) and restores them when it
 is built again, as the nri-plugins cache does; each container also gets a data folder
-`<folder>/containers/<id>/` where `resources.sh` goes.
+`<folder>/containers/<id>/` (mode 0755, readable by a non-root container user) where
+`resources.sh` goes.
+
+The cache also keeps the containers' pending changes (`ContainerUpdate`: the cpuset a policy set
+and the runtime has not been told yet), as the nri-plugins cache does: in memory only, a container's
+pending change taken once by whoever carries it to the runtime (the resource manager's NRI response,
+or `Owner.update_containers`), and dropped with the container.
 """
 from __future__ import annotations
 
@@ -21,11 +27,19 @@ from kubeinputs.qos import get_pod_qos
 
 from memorymanager.node.api import read_pod
 from memorymanager.resmgr.durable import read_json, write_json
-from memorymanager.resmgr.types import PolicyArgumentError, PolicyError, check_instance, check_str, check_strings
+from memorymanager.resmgr.types import (
+    ContainerUpdate,
+    PolicyArgumentError,
+    PolicyError,
+    check_instance,
+    check_str,
+    check_strings,
+)
 from state.checkpoint_manager import FileOps
 
 CACHE_FILE = "cache"
 CACHE_VERSION = "1"
+DATA_FOLDER_MODE = 0o755  # the nri-plugins cache's container data folders: a non-root container user reads them
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
 
@@ -34,8 +48,8 @@ class Container:
     """One container as the resource manager knows it.
 
     `pod` is the v1 Pod manifest (every container of the pod: kubelet admits pods whole);
-    `claims` the UIDs of the DRA claims the container uses; `memset` the `cpuset.mems` the
-    policy assigned ("" for none); `started` set by `container_started`.
+    `claims` the UIDs of the DRA claims the container uses; `memset` and `cpus` the `cpuset.mems`
+    and `cpuset.cpus` the policy gave it ("" for none); `started` set by `container_started`.
     """
 
     id: str
@@ -44,6 +58,7 @@ class Container:
     claims: tuple[str, ...] = ()
     memset: str = ""
     started: bool = False
+    cpus: str = ""
     _parsed: Optional[Pod] = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -53,6 +68,7 @@ class Container:
         check_str(self.name, "container.name")
         self.claims = check_strings(self.claims, "container.claims")
         check_str(self.memset, "container.memset")
+        check_str(self.cpus, "container.cpus")
         if not isinstance(self.started, bool):
             raise PolicyArgumentError("container.started", f"expected true or false, got {type_name(self.started)}")
         parsed = self.parsed_pod()
@@ -107,7 +123,7 @@ class Container:
     def to_json(self) -> dict[str, object]:
         """The persisted form."""
         return {"id": self.id, "pod": self.pod, "name": self.name, "claims": list(self.claims),
-                "memset": self.memset, "started": self.started}
+                "memset": self.memset, "started": self.started, "cpus": self.cpus}
 
     @classmethod
     def from_json(cls, doc: Mapping[str, object], where: str) -> "Container":
@@ -120,7 +136,7 @@ class Container:
         try:
             return cls(id=doc["id"], pod=copy.deepcopy(doc["pod"]), name=doc["name"],  # type: ignore[arg-type]
                        claims=tuple(claims), memset=doc.get("memset") or "",  # type: ignore[arg-type]
-                       started=doc.get("started", False))  # type: ignore[arg-type]
+                       started=doc.get("started", False), cpus=doc.get("cpus") or "")  # type: ignore[arg-type]
         except InputError as err:
             raise InputError(f"{where}: {err.where}", err.reason) from None
 
@@ -148,6 +164,7 @@ class ContainerCache:
         self.directory = None if directory is None else os.fspath(directory)
         self.ops = ops  # the file system calls of its writes (None: the durable default)
         self._containers: dict[str, Container] = {}
+        self._pending: dict[str, ContainerUpdate] = {}
         if directory is not None:
             self._load()
 
@@ -188,6 +205,7 @@ class ContainerCache:
         """Forget a container (None when unknown); saved."""
         check_str(container_id, "ContainerCache.delete: container_id")
         gone = self._containers.pop(container_id, None)
+        self._pending.pop(container_id, None)
         if gone is not None:
             self.save()
         return gone
@@ -207,11 +225,60 @@ class ContainerCache:
     def __len__(self) -> int:
         return len(self._containers)
 
+    # ----- pending changes -----
+
+    def set_cpuset(self, container_id: str, *, cpus: Optional[str] = None, mems: Optional[str] = None) -> None:
+        """Record a pending change of a cached container's cpuset.cpus and/or cpuset.mems (None: unchanged);
+        it merges with a change still pending."""
+        check_str(container_id, "ContainerCache.set_cpuset: container_id")
+        if container_id not in self._containers:
+            raise PolicyError(f"container {container_id!r} is not cached: no change can be pending for it")
+        if cpus is None and mems is None:
+            return
+        change = ContainerUpdate(container_id, cpus, mems)
+        known = self._pending.get(container_id)
+        self._pending[container_id] = change if known is None else known.merged(change)
+
+    def pending(self) -> list[ContainerUpdate]:
+        """Every pending change, in cache order (nothing is taken)."""
+        return [self._pending[c] for c in self._containers if c in self._pending]
+
+    def take_pending(self, container_id: str) -> Optional[ContainerUpdate]:
+        """The container's pending change, now no longer pending (None when there is none): NRI's
+        adjustment of the container a CreateContainer request creates."""
+        check_str(container_id, "ContainerCache.take_pending: container_id")
+        return self._pending.pop(container_id, None)
+
+    def take_pending_updates(self, skip: Optional[str] = None) -> list[ContainerUpdate]:
+        """Every pending change but `skip`'s, in cache order, now no longer pending: the updates an NRI
+        response (or an unsolicited UpdateContainers) carries."""
+        taken = [u for u in self.pending() if u.container_id != skip]
+        for u in taken:
+            del self._pending[u.container_id]
+        return taken
+
+    # ----- container data -----
+
     def container_directory(self, container_id: str) -> str:
-        """The container's data folder (created): where `resources.sh` is written."""
+        """The container's data folder, created with mode 0755 whatever the umask (a container running
+        as a non-root user reads its `resources.sh` there); a symbolic link or non-folder in its place is
+        refused."""
         check_container_id(container_id, "ContainerCache.container_directory: container_id")
         if self.directory is None:
             raise PolicyError("the container cache has no folder to write container data into")
-        path = os.path.join(self.directory, "containers", container_id)
-        os.makedirs(path, mode=0o710, exist_ok=True)
+        parent = os.path.join(self.directory, "containers")
+        path = os.path.join(parent, container_id)
+        for folder in (parent, path):
+            _data_folder(folder)
         return path
+
+
+def _data_folder(path: str) -> None:
+    """Make `path` a real folder with mode 0755 (explicitly, not left to the umask)."""
+    try:
+        os.makedirs(path, mode=DATA_FOLDER_MODE, exist_ok=True)
+        if os.path.islink(path) or not os.path.isdir(path):
+            raise PolicyError(f"container data folder {path} exists, but is not a folder (or is a symbolic link)")
+        os.chmod(path, DATA_FOLDER_MODE)
+    except OSError as err:
+        raise PolicyError(f"cannot create container data folder {path}: {err.strerror or err}") from err

@@ -1,8 +1,13 @@
 """The `resources.sh` export: a backend's `export_resource_data` as a shell fragment.
 
 One `NAME="value"` line per variable, sorted by name, the value double-quoted for a POSIX
-shell (`\\`, `"`, `$` and backquote escaped), so that `. resources.sh` sets exactly these
-variables and runs nothing. The file is written atomically into the container's folder.
+shell (`\\`, `"`, `$` and backquote escaped; every other character, newlines included, as it is),
+so that a shell sourcing the file (`. resources.sh`) gets exactly these values and runs nothing.
+nri-plugins writes `%q` (Go's quoting) instead, which a shell reads differently: it leaves `$` and
+backquotes live, and turns newlines, tabs and non-printable characters into backslash escapes the
+shell keeps as two characters. A value no shell variable can hold (one with a NUL character) or that
+is not text (a lone surrogate) is refused. The file is written atomically into the container's
+folder with mode 0644.
 """
 from __future__ import annotations
 
@@ -25,12 +30,21 @@ def shell_quote(value: str) -> str:
 def format_exports(data: Mapping[str, str]) -> str:
     """The file's text: sorted `NAME="value"` lines; a name that is no shell variable name is refused."""
     lines = []
+    for name in data:
+        if not isinstance(name, str):
+            raise PolicyError(f"cannot export {name!r}: a variable name must be a string")
     for name in sorted(data):
         if not _NAME.match(name):
             raise PolicyError(f"cannot export {name!r}: not a shell variable name")
         value = data[name]
         if not isinstance(value, str):
             raise PolicyError(f"cannot export {name}: value must be a string, got {type(value).__name__}")
+        if "\0" in value:
+            raise PolicyError(f"cannot export {name}: a shell variable cannot hold a NUL character")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise PolicyError(f"cannot export {name}: not text (character {err.start} is a lone surrogate)") from None
         lines.append(f"{name}={shell_quote(value)}\n")
     return "".join(lines)
 

@@ -7,12 +7,19 @@ through `memorymanager.Node` with the backend's KubeletConfiguration fields:
   its first container; a refusal is a PolicyError with kubelet's reason and message);
 - `release_resources` is kubelet's RemoveContainer (idempotent); the pod stops being active
   when its last cached container goes;
-- `sync(add, delete)` releases `delete`, then re-adopts the containers of `add` the restored
-  state already places and allocates the others;
+- `sync(add, delete)` is Synchronize as nri-plugins calls it (every created or running container in
+  both lists): containers already placed keep their placement (re-adopted), the rest of `delete`
+  is released, the rest of `add` allocated; one that cannot be placed is logged and skipped;
 - `update_resources` follows kubelet's allocation manager: an in-place resize of a Guaranteed
   pod under the Static memory policy is infeasible, and no resize may change the QoS class;
 - DRA memory claims are reserved by kubelet's Allocate on the claimed NUMA node (a synthetic
   Guaranteed pod per claim, `Node.admit_on`), in the same machine state as the containers.
+
+Every call leaves the cpusets kubelet would write pending in the cache (`kubelet_updates`): the
+resource manager carries them in its NRI response; after reconfiguration and DRA claims, which have
+none, the backend pushes them with `Owner.update_containers()`. The backend never takes the Owner's
+lock: its callers hold it (see `policy.Policy`); it has a lock of its own for Synchronize and the
+readers, which run without the Owner's.
 
 With `memoryManagerPolicy: None` the backend is `kubelet-none`: kubelet assigns no memory,
 and claims are refused with `ErrNoDRAClaims`.
@@ -30,7 +37,7 @@ from typing import Optional, Sequence
 from kubeinputs.errors import InputError, type_name
 from kubeinputs.machine import MachineInfo
 from memorymanager.node.api import Node
-from memorymanager.resmgr import kubelet_claims, kubelet_containers, kubelet_exports
+from memorymanager.resmgr import kubelet_claims, kubelet_containers, kubelet_exports, kubelet_updates
 from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.claims import ClaimRecord, ClaimStore
 from memorymanager.resmgr.kubelet_claims import STATIC_NAME
@@ -90,7 +97,7 @@ class KubeletBackend:
 
     def description(self) -> str:
         """What this backend is."""
-        return ("kubelet v1.37 memory manager (Static policy) and topology manager placement, "
+        return ("kubelet v1.37 memory manager (Static policy), CPU manager and topology manager placement, "
                 "with NUMA memory DRA claims" if self._static
                 else "kubelet v1.37 memory manager with the None policy: no memory is assigned")
 
@@ -152,6 +159,8 @@ class KubeletBackend:
                 self._use(old)
                 self.start()
                 raise
+            finally:
+                kubelet_updates.push(self._require())
 
     # ----- containers (kubelet_containers) -----
 
@@ -175,7 +184,9 @@ class KubeletBackend:
             kubelet_containers.release(self._require(), container)
 
     def sync(self, add: Sequence[Container], delete: Sequence[Container]) -> None:
-        """Release `delete`; re-adopt the containers of `add` already placed; allocate the rest."""
+        """Synchronize (`kubelet_containers.sync`): containers already placed keep their placement, the rest
+        of `delete` is released, the rest of `add` allocated; one that cannot be placed is logged and
+        skipped, and Sync succeeds. Only arguments of the wrong type raise."""
         add, delete = _containers(add, "sync: add"), _containers(delete, "sync: delete")
         with self._lock:
             kubelet_containers.sync(self._require(), add, delete)
@@ -200,8 +211,10 @@ class KubeletBackend:
     # ----- exports and zones (kubelet_exports) -----
 
     def export_resource_data(self, container: Container) -> dict[str, str]:
-        """`MEMS`: the container's cpuset.mems (when kubelet sets one); `CLAIMED_MEMS`: the NUMA
-        nodes of the memory claims it uses (when any). Both are extensions of the seed's list."""
+        """`EXCLUSIVE_CPUS` (the container's exclusive CPUs) or `SHARED_CPUS` (the shared pool, for a container
+        requesting CPU), as topology-aware exports them; `MEMS`: the container's cpuset.mems (when kubelet sets
+        one); `CLAIMED_MEMS`: the NUMA nodes of the memory claims it uses (when any). The last two are
+        extensions of the seed's list."""
         container = _container(container, "export_resource_data")
         with self._lock:
             return kubelet_exports.export_resource_data(self._require(), container)
@@ -217,8 +230,8 @@ class KubeletBackend:
             return kubelet_exports.memsets(self._require())
 
     def get_topology_zones(self) -> list[TopologyZone]:
-        """One zone per NUMA node (`memory set` attribute); per-container sub-zones when
-        `containerZones` is on."""
+        """One zone per NUMA node (`memory set`, and the CPU attributes under the static CPU policy);
+        per-container sub-zones when `containerZones` is on."""
         with self._lock:
             return kubelet_exports.topology_zones(self._require())
 
@@ -237,13 +250,18 @@ class KubeletBackend:
     def allocate_claim(self, claim: ResourceClaim,
                        results: Sequence[DeviceRequestAllocationResult]) -> list[ContainerEdits]:
         """Reserve the claim's memory (idempotent by claim UID), persist its record, and return
-        one `CLAIMED_MEMS=<the claim's NUMA nodes>` edit per result."""
+        one `CLAIMED_MEMS=<the claim's NUMA nodes>` edit per result; a claim without results is refused.
+        Any container change it causes is pushed with `Owner.update_containers()` (the caller holds the lock)."""
         with self._lock:
             if not self._static:
                 raise ErrNoDRAClaims
             placement = self._require()
             kubelet_claims.check_claim_arguments(claim, results)
-            return kubelet_claims.allocate_claim(placement, claim, results)
+            try:
+                return kubelet_claims.allocate_claim(placement, claim, results)
+            finally:
+                kubelet_updates.follow(placement)
+                kubelet_updates.push(placement)
 
     def release_claim(self, uid: str) -> None:
         """Free a claim's reservation and forget its record (unknown or released twice: fine)."""
@@ -251,7 +269,10 @@ class KubeletBackend:
         with self._lock:
             if not self._static:
                 raise ErrNoDRAClaims
-            kubelet_claims.release_claim(self._require(), uid)
+            placement = self._require()
+            kubelet_claims.release_claim(placement, uid)
+            kubelet_updates.follow(placement)
+            kubelet_updates.push(placement)
 
     def claim_records(self) -> list[ClaimRecord]:
         """Every claim the backend holds."""

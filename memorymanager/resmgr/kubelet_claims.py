@@ -169,12 +169,15 @@ def check_claim_arguments(claim: object, results: object) -> None:
 
 def allocate_claim(p: KubeletPlacement, claim: ResourceClaim,
                    results: Sequence[DeviceRequestAllocationResult]) -> list[ContainerEdits]:
-    """Reserve the claim's memory (idempotent by claim UID), persist its record, and return one
-    `CLAIMED_MEMS=<the claim's NUMA nodes>` edit per result."""
+    """Reserve the claim's memory (idempotent by claim UID: a claim already held returns its edits), persist
+    its record, and return one `CLAIMED_MEMS=<the claim's NUMA nodes>` edit per result. An allocation
+    with no results is an error (there is nothing to reserve or to hand out)."""
     known = p.claims.get(claim.uid)
     if known is not None:
         return list(known.edits)
     label = f"claim {claim.namespace}/{claim.name} ({claim.uid})" if claim.name else f"claim {claim.uid}"
+    if not results:
+        raise PolicyError(f"{label}: the allocation has no results: nothing to allocate")
     for config in claim.configs:
         if config.driver == p.driver:
             unknown = sorted(set(config.parameters) - set(CONFIG_PARAMETERS))
@@ -194,8 +197,7 @@ def allocate_claim(p: KubeletPlacement, claim: ResourceClaim,
     nodes = cpuset_string({a.numa_node for a in allocations})
     edits = tuple(ContainerEdits((f"{CLAIMED_MEMS}={nodes}",)) for _ in allocations)
     record = ClaimRecord(claim.uid, claim.name, claim.namespace, tuple(allocations), edits)
-    if allocations:
-        reserve(p, record)
+    reserve(p, record)
     try:
         p.claims.put(record)
     except PolicyError:

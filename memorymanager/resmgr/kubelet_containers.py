@@ -1,20 +1,24 @@
 """The containers of the `kubelet-static` backend: kubelet's admission of a container's pod, its
-RemoveContainer, the re-adoption of placed containers, in-place resizes and started marks.
+RemoveContainer, the re-adoption of placed containers, in-place resizes and started marks; each
+leaves the resulting cpusets pending for the runtime (`kubelet_updates`).
 
 The memory belongs to (pod UID, container name), as kubelet keys it, held by the latest container
 cached under them; a pod stops being active when its last cached container goes.
 """
 from __future__ import annotations
 
+import logging
 from typing import Optional, Sequence
 
-from kubeinputs.cpuset import cpuset_string
 from kubeinputs.features import IN_PLACE_POD_VERTICAL_SCALING_GATE, FeatureGates
 from kubeinputs.pod import Pod
 from kubeinputs.qos import GUARANTEED
+from memorymanager.resmgr import kubelet_updates
 from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.kubelet_placement import CLAIM_POD_PREFIX, KubeletPlacement, is_claim_pod_uid
 from memorymanager.resmgr.types import PolicyError
+
+log = logging.getLogger("memorymanager.resmgr")
 
 RESIZE_INFEASIBLE = "Resize is infeasible for Guaranteed Pods alongside Memory Manager static policy"
 RESIZE_QOS = "Pod QOS Class may not change as a result of resizing"
@@ -62,13 +66,14 @@ def admit(p: KubeletPlacement, container: Container) -> None:
 
 
 def allocate(p: KubeletPlacement, container: Container) -> None:
-    """Admit the container (its pod as a whole) and cache it with its memory set."""
+    """Admit the container (its pod as a whole), cache it and leave its cpuset pending (with any other
+    container's that changed)."""
     admit(p, container)
-    container.memset = cpuset_string(p.container_memset(container))
-    p.cache.insert(container)  # a new ID goes last: the owner of its (pod UID, name) from now on
+    kubelet_updates.apply(p, container)  # a new ID goes last: the owner of its (pod UID, name) from now on
+    kubelet_updates.follow(p, skip=container.id)
 
 
-def release(p: KubeletPlacement, container: Container) -> None:
+def remove(p: KubeletPlacement, container: Container) -> None:
     """kubelet's RemoveContainer for this container (idempotent); the pod is removed when none of its
     containers is cached any more. Releasing an older container ID (one a restart replaced) releases
     nothing; releasing the owner also forgets the IDs it replaced; a container whose pod UID is in the
@@ -88,34 +93,43 @@ def release(p: KubeletPlacement, container: Container) -> None:
         p.remove_pod(pod.uid)
 
 
+def release(p: KubeletPlacement, container: Container) -> None:
+    """Remove the container (`remove`); any other container whose cpuset changed is left pending."""
+    remove(p, container)
+    kubelet_updates.follow(p)
+
+
 def sync(p: KubeletPlacement, add: Sequence[Container], delete: Sequence[Container]) -> None:
-    """Release `delete`; re-adopt the containers of `add` already placed; allocate the rest (the errors
-    of all of them raised together)."""
+    """Synchronize as nri-plugins' resource manager calls it: every created or running container comes
+    in both lists, to be allocated again. A container of `add` is never released (it comes back): one
+    the memory manager already places keeps its placement (re-adopted); the others are admitted as
+    `allocate_resources` admits them; the rest of `delete` is released. A container that cannot be
+    placed is logged and skipped: Sync itself does not fail (a Sync error would fail the plugin's
+    registration), as topology-aware's does not. Every container of `add` that is placed gets its
+    cpuset pending."""
+    coming_back = {c.id for c in add}
     for c in delete:
-        release(p, c)
-    errors = []
-    placed = []
+        if c.id not in coming_back:  # one coming back keeps what it holds: re-adopted below, not placed anew
+            remove(p, c)
+    placed, rest = [], []
     for c in add:
         if is_claim_pod_uid(c.pod_uid):
-            try:
-                refuse_claim_key(c)
-            except PolicyError as err:
-                errors.append(str(err))
+            log.warning("sync: skipping %s: pod UID %r is reserved for DRA claims", c.pretty_name(), c.pod_uid)
         elif p.blocks(c.pod_uid, c.name) is not None:
             placed.append(c)
+        else:
+            rest.append(c)
     p.node.adopt([c.parsed_pod() for c in placed if not p.is_active(c.pod_uid)])
     for c in placed:
-        c.memset = cpuset_string(p.memset(c.pod_uid, c.name))
-        p.cache.insert(c)
-    for c in add:
-        if c in placed or is_claim_pod_uid(c.pod_uid):
-            continue
+        kubelet_updates.apply(p, c)
+    for c in rest:
         try:
-            allocate(p, c)
+            admit(p, c)  # as allocate_resources: an active pod is tried first, so a refusal leaves it active
         except PolicyError as err:
-            errors.append(str(err))
-    if errors:
-        raise PolicyError("; ".join(errors))
+            log.warning("sync: failed to allocate resources for %s: %s", c.pretty_name(), err)
+            continue
+        kubelet_updates.apply(p, c)
+    kubelet_updates.follow(p)
 
 
 def update(p: KubeletPlacement, container: Container) -> None:
@@ -124,6 +138,7 @@ def update(p: KubeletPlacement, container: Container) -> None:
     if old is None:
         raise PolicyError(f"{container.pretty_name()}: unknown container {container.id!r}")
     if old.resources == container.resources:
+        kubelet_updates.pend(p, old)  # as nri-plugins' UpdateContainer with identical resources: re-set as is
         return
     gates = FeatureGates.from_config(p.node.kubelet.feature_gates)
     if not gates.enabled(IN_PLACE_POD_VERTICAL_SCALING_GATE):
@@ -133,8 +148,9 @@ def update(p: KubeletPlacement, container: Container) -> None:
         raise PolicyError(f"{container.pretty_name()}: {RESIZE_QOS}")
     if p.static and container.qos_class == GUARANTEED:
         raise PolicyError(f"{container.pretty_name()}: Infeasible: {RESIZE_INFEASIBLE}")
-    container.memset, container.started = old.memset, old.started
-    p.cache.insert(container)
+    container.started = old.started
+    kubelet_updates.apply(p, container)
+    kubelet_updates.follow(p, skip=container.id)
 
 
 def started(p: KubeletPlacement, container: Container) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from kubeinputs.cpuset import cpuset_string
+from kubeinputs.cpuset import CPUSet
 from kubeinputs.machine import MachineInfo
 from memorymanager.node.api import Node
 from memorymanager.resmgr.cache import Container, ContainerCache
@@ -62,6 +62,31 @@ class KubeletPlacement:
             return []
         return self.memset(container.pod_uid, container.name)
 
+    def exclusive_cpus(self, container: Container) -> CPUSet:
+        """The CPU manager's exclusive CPUs of the container (empty in the shared pool, and for a claim's key)."""
+        if is_claim_pod_uid(container.pod_uid):
+            return CPUSet()
+        return self.node.simulated_node.cpu_manager.get_exclusive_cpus(container.pod_uid, container.name)
+
+    def cpuset_cpus(self, container: Container) -> str:
+        """The `cpuset.cpus` kubelet would set for the container: its exclusive CPUs, else the shared pool
+        ("" under the CPU manager's none policy, where kubelet sets none, and for a claim's key)."""
+        if is_claim_pod_uid(container.pod_uid):
+            return ""
+        return str(self.node.simulated_node.cpu_manager.get_cpu_affinity(container.pod_uid, container.name))
+
+    def shared_cpus(self) -> CPUSet:
+        """The CPU manager's shared pool (its default cpuset: empty under the none policy)."""
+        return self.node.simulated_node.cpu_manager.get_default_cpu_set()
+
+    def reserved_cpus(self) -> CPUSet:
+        """The CPU manager's reserved CPUs (empty under the none policy)."""
+        return self.node.simulated_node.cpu_manager.reserved_cpus()
+
+    def numa_cpus(self, numa_node: int) -> CPUSet:
+        """The CPUs of one NUMA node, as the CPU manager's topology has them."""
+        return self.node.simulated_node.cpu_manager.topology.details().cpus_in_numa_nodes(numa_node)
+
     def is_active(self, pod_uid: str) -> bool:
         """Whether kubelet holds a pod of this UID as active (nothing is started for the question). Cost: O(1)."""
         return self.node.simulated_node.is_active(pod_uid)
@@ -72,11 +97,3 @@ class KubeletPlacement:
         pod = sim.active_pod(pod_uid)
         if pod is not None:
             sim.remove(pod)
-
-    def refresh_memsets(self) -> None:
-        """Every cached container's memory set as kubelet holds it now (the changed ones cached again)."""
-        for c in self.cache:
-            mems = cpuset_string(self.container_memset(c))
-            if mems != c.memset:
-                c.memset = mems
-                self.cache.insert(c)

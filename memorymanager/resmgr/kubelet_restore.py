@@ -10,6 +10,7 @@ from typing import Mapping, Optional
 from kubeinputs.errors import InputError
 from kubeinputs.kubelet_config import parse_kubelet_config
 from memorymanager.node.simulated_node import KubeletStartError
+from memorymanager.resmgr import kubelet_updates
 from memorymanager.resmgr.cache import ContainerCache
 from memorymanager.resmgr.kubelet_claims import STATIC_NAME, claim_held, claim_pod, publish_devices, reserve
 from memorymanager.resmgr.kubelet_containers import cached_pods
@@ -72,9 +73,9 @@ def restore(p: KubeletPlacement) -> None:
     pods = [claim_pod(r) for r in records]
     pods += cached_pods(p.cache)
     p.node.adopt(pods)
-    with p.node.simulated_node.memory_manager.deferred_writes():
+    with p.node.simulated_node.deferred_writes():  # the memory and CPU checkpoints written once
         for record in records:
             if not claim_held(p, record):
                 reserve(p, record)
-    p.refresh_memsets()
+    kubelet_updates.follow(p)  # a cached cpuset the checkpoint disagrees with: corrected, and pending
     publish_devices(p)

@@ -5,7 +5,8 @@ exported through prometheus-client under the seed's metric names (`mem_node_capa
 Usage here is the memory the policy assigned on the node (the memory manager's `reserved`
 bytes of `memory`), not the kernel's meminfo as in nri-plugins: this project models kubelet's
 accounting, not a running kernel. Container count is the number of containers whose memory
-set includes the node. No CPU metrics: this project manages no CPUs.
+set includes the node. No CPU metrics (`cpu.allocation`, `cpu.container.count` in nri-plugins):
+the collector reports memory only.
 """
 from __future__ import annotations
 

@@ -1,18 +1,20 @@
 """The Policy the resource manager calls, around one Backend (the seed's `policy` type).
 
-It holds the seed's locking rule: the resource manager's lock (the Owner) is held while the
-backend handles NRI requests other than Synchronize (allocate, release, update, container
-started, export), DRA claims (allocate/release claim) and reconfiguration; `start`, `sync`
-and the node-level readers run without it. (The seed's sentence reads "holds the lock while
-the policy handles NRI requests other than Synchronize, DRA claims and reconfiguration";
-we read the list as three things under the lock, as nri-plugins' DRA prepare runs under the
-resource-manager lock.) It writes `export_resource_data` as `resources.sh` into the
-container's folder, and refreshes the system metrics after every change.
+The calling convention is nri-plugins' (`pkg/resmgr/nri.go`, the DRA prepare/unprepare): the
+resource manager, the Owner, holds its lock (a plain, non-reentrant mutex) while it calls the policy
+for NRI requests other than Synchronize (allocate, release, update, container started, export), for
+DRA claims and for reconfiguration; `start`, `sync` and the node-level readers are called without
+it. The Policy therefore never takes the Owner's lock for these calls: taking it again would
+deadlock. A policy takes the lock itself only for work it starts on its own (this one starts none).
+
+The Policy writes `export_resource_data` as `resources.sh` into the container's folder, and
+refreshes the system metrics after every change. The cpusets the backend sets are left pending in
+the cache for the resource manager to carry in its NRI response (`ContainerCache.take_pending`,
+`take_pending_updates`); reconfiguration and claims push theirs with `Owner.update_containers()`.
 """
 from __future__ import annotations
 
-import contextlib
-from typing import Callable, ContextManager, Mapping, Optional, Sequence, TypeVar
+from typing import Callable, Mapping, Optional, Sequence, TypeVar
 
 from kubeinputs.errors import InputError, describe
 from kubeinputs.machine import MachineInfo
@@ -22,7 +24,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.export import write_exports
-from memorymanager.resmgr.extended import reconcile_extended_resources
+from memorymanager.resmgr.extended import ExtendedResourcesPatch, extended_resources_patch, reconcile_extended_resources
 from memorymanager.resmgr.metrics import SystemCollector
 from memorymanager.resmgr.protocols import Backend, BackendConfig, BackendOptions, NUMAReaders, Options, Owner
 from memorymanager.resmgr.types import (
@@ -51,16 +53,12 @@ class Policy:
         self.registry = CollectorRegistry()
         self.collector: Optional[SystemCollector] = None
 
-    def _lock(self) -> ContextManager[object]:
-        owner = self.options.owner
-        return owner if owner is not None else contextlib.nullcontext()  # type: ignore[return-value]
-
-    def _locked(self, fn: Callable[[], T]) -> T:
-        with self._lock():
-            try:
-                return fn()
-            finally:
-                self._update_metrics()
+    def _call(self, fn: Callable[[], T]) -> T:
+        """Run a backend call, then refresh the metrics (the caller holds whatever lock the call needs)."""
+        try:
+            return fn()
+        finally:
+            self._update_metrics()
 
     def _update_metrics(self) -> None:
         if self.collector is not None:
@@ -90,41 +88,38 @@ class Policy:
         self.collector.update()
 
     def reconfigure(self, config: BackendConfig) -> None:
-        """Reconfigure the backend (under the owner's lock)."""
+        """Reconfigure the backend (the caller holds the owner's lock)."""
         def run() -> None:
             self.backend.reconfigure(config)
             self._new_collector()
-        self._locked(run)
+        self._call(run)
 
     def sync(self, add: Sequence[Container], delete: Sequence[Container]) -> None:
-        """Synchronize: the backend releases `delete` and allocates `add` (no lock: Synchronize)."""
-        try:
-            self.backend.sync(add, delete)
-        finally:
-            self._update_metrics()
+        """Synchronize: every created or running container in both lists, as nri-plugins passes them; placed
+        ones keep their placement, one that cannot be placed is logged and skipped (called without the lock)."""
+        self._call(lambda: self.backend.sync(add, delete))
 
     def allocate_resources(self, container: Container) -> None:
-        """Allocate for a container (under the owner's lock)."""
-        self._locked(lambda: self.backend.allocate_resources(container))
+        """Allocate for a container (the caller holds the owner's lock)."""
+        self._call(lambda: self.backend.allocate_resources(container))
 
     def release_resources(self, container: Container) -> None:
-        """Release a container (under the owner's lock)."""
-        self._locked(lambda: self.backend.release_resources(container))
+        """Release a container (the caller holds the owner's lock)."""
+        self._call(lambda: self.backend.release_resources(container))
 
     def update_resources(self, container: Container) -> None:
-        """Update a container's allocation (under the owner's lock)."""
-        self._locked(lambda: self.backend.update_resources(container))
+        """Update a container's allocation (the caller holds the owner's lock)."""
+        self._call(lambda: self.backend.update_resources(container))
 
     def container_started(self, container: Container) -> None:
-        """Tell the backend a container started (under the owner's lock)."""
-        self._locked(lambda: self.backend.container_started(container))
+        """Tell the backend a container started (the caller holds the owner's lock)."""
+        self._call(lambda: self.backend.container_started(container))
 
     def export_resource_data(self, container: Container) -> str:
-        """Write the backend's data for the container as `resources.sh` in its folder (under the
-        owner's lock); returns the file's path."""
-        with self._lock():
-            data = self.backend.export_resource_data(container)
-            return write_exports(self.cache.container_directory(container.id), data)
+        """Write the backend's data for the container as `resources.sh` (mode 0644) in its folder (mode
+        0755); returns the file's path (the caller holds the owner's lock)."""
+        data = self.backend.export_resource_data(container)
+        return write_exports(self.cache.container_directory(container.id), data)
 
     def get_topology_zones(self) -> list[TopologyZone]:
         """The backend's zones."""
@@ -134,18 +129,23 @@ class Policy:
         """The backend's extended resources map."""
         return self.backend.get_extended_resources()
 
+    def extended_resources_patch(self, current: Mapping[str, Quantity]) -> ExtendedResourcesPatch:
+        """The change the nri-plugins agent makes to a Node's extended resources for the backend's map
+        (see `extended`)."""
+        return extended_resources_patch(current, self.get_extended_resources())
+
     def reconcile_extended_resources(self, current: Mapping[str, Quantity]) -> dict[str, Quantity]:
-        """A Node's extended resources after applying the backend's map (see `extended`)."""
+        """A Node's extended resources after the agent applied the backend's map (see `extended`)."""
         return reconcile_extended_resources(current, self.get_extended_resources())
 
     def allocate_claim(self, claim: ResourceClaim,
                        results: Sequence[DeviceRequestAllocationResult]) -> list[ContainerEdits]:
-        """Allocate for a claim being prepared (under the owner's lock)."""
-        return self._locked(lambda: self.backend.allocate_claim(claim, results))
+        """Allocate for a claim being prepared (the caller holds the owner's lock)."""
+        return self._call(lambda: self.backend.allocate_claim(claim, results))
 
     def release_claim(self, uid: str) -> None:
-        """Release a claim (under the owner's lock)."""
-        self._locked(lambda: self.backend.release_claim(uid))
+        """Release a claim (the caller holds the owner's lock)."""
+        self._call(lambda: self.backend.release_claim(uid))
 
 
 def new_policy(backend: Backend, cache: ContainerCache, options: Optional[Options] = None,

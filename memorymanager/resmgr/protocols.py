@@ -26,9 +26,10 @@ BackendConfig = Mapping[str, object]
 class Owner(Protocol):
     """What a policy may ask of the resource manager running it.
 
-    `with owner:` is its lock (Go's sync.Locker). The resource manager holds it while the
-    policy handles NRI requests other than Synchronize, DRA claims and reconfiguration; a
-    policy takes it itself only for work it starts on its own (a timer).
+    `with owner:` is its lock (Go's sync.Locker: a plain mutex, not reentrant). The resource
+    manager holds it while it calls the policy for NRI requests other than Synchronize, for DRA
+    claims and for reconfiguration, so the policy must not take it again then; a policy takes it
+    itself only for work it starts on its own (a timer).
     """
 
     def __enter__(self) -> object: ...
@@ -37,7 +38,8 @@ class Owner(Protocol):
                  tb: Optional[TracebackType]) -> Optional[bool]: ...
 
     def update_containers(self) -> None:
-        """Push pending container changes to the runtime (call with the lock held)."""
+        """Push the pending container changes (`ContainerCache.take_pending_updates`) to the runtime
+        (call with the lock held)."""
 
     def publish_dra_devices(self, devices: Sequence[Device]) -> None:
         """Publish these DRA devices, replacing the earlier ones (the owner copies them)."""

@@ -150,12 +150,32 @@ class NodeMetric:
 @dataclass
 class CpuMetric:
     """Per CPU: allocation in milli-CPU and the number of containers using it (kept for the seed;
-    this project manages no CPUs, so none are reported)."""
+    the system collector reports memory only, so none are reported)."""
 
     id: int
     id_label: dict[str, str] = field(default_factory=dict)
     allocation: int = 0
     container_count: int = 0
+
+
+# ----- container changes ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContainerUpdate:
+    """A pending change of a container's cgroup cpuset, as a policy records it for the runtime: NRI's
+    ContainerAdjustment (the container being created) or ContainerUpdate (one that exists), reduced to
+    `linux.resources.cpu.cpus` / `.mems`. None leaves a value as it is."""
+
+    container_id: str
+    cpuset_cpus: Optional[str] = None
+    cpuset_mems: Optional[str] = None
+
+    def merged(self, newer: "ContainerUpdate") -> "ContainerUpdate":
+        """This change with `newer`'s values over it (what the runtime gets when both are pending)."""
+        return ContainerUpdate(self.container_id,
+                               self.cpuset_cpus if newer.cpuset_cpus is None else newer.cpuset_cpus,
+                               self.cpuset_mems if newer.cpuset_mems is None else newer.cpuset_mems)
 
 
 # ----- DRA ---------------------------------------------------------------------------------------

@@ -4,14 +4,16 @@ builder (`memorymanager.server.nrt_zones.node_zones`), so both publish the same 
 One zone per NUMA node, named `node-<id>`, type `Node`, with one resource per memory
 resource of the node (capacity = total, allocatable = kubelet's allocatable, available =
 free: exact here, where the NRT export estimates it from PodResources as NFD does) and the
-attribute `memory set` = the node's id. Optionally one sub-zone per container with assigned
-memory, type `allocation for container`, under the zone of the lowest node of its memory set,
-holding the bytes it was assigned and its memory set. The NRT `costs` have no place in the
+attribute `memory set` = the node's id, then the node's CPU attributes when the caller gives some
+(`cpuset`, `shared cpuset`, `reserved cpuset`). Optionally one sub-zone per container with
+assigned memory, type `allocation for container`, under the zone of the lowest node of its memory
+set, holding the bytes it was assigned, its `cpuset` (its cpuset.cpus, when it has one, as
+nri-plugins' balloons shows a container) and its memory set. The NRT `costs` have no place in the
 seed's `TopologyZone` and are left out.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 from kubeinputs.cpuset import cpuset_string
 from kubeinputs.quantity import BINARY_SI, Quantity, parse_quantity
@@ -20,6 +22,7 @@ from state.types import NUMANodeState
 
 from memorymanager.resmgr.types import (
     CONTAINER_ALLOCATION_ZONE_TYPE,
+    CPUS_ATTRIBUTE,
     MEMSET_ATTRIBUTE,
     TopologyZone,
     ZoneAttribute,
@@ -43,10 +46,12 @@ def _binary(text: str) -> Quantity:
 
 def numa_zones(
     machine_state: Mapping[int, NUMANodeState],
-    containers: Sequence[tuple[str, Sequence[int], Mapping[str, int]]] = (),
+    containers: Sequence[tuple[str, Sequence[int], Mapping[str, int], str]] = (),
+    node_attributes: Optional[Mapping[int, Sequence[ZoneAttribute]]] = None,
 ) -> list[TopologyZone]:
-    """The zones of a machine state; `containers` are (zone name, NUMA nodes, bytes per
-    resource) of the container sub-zones to add (none by default)."""
+    """The zones of a machine state; `containers` are (zone name, NUMA nodes, bytes per resource,
+    cpuset.cpus) of the container sub-zones to add (none by default); `node_attributes` more
+    attributes of the node zones, by NUMA node."""
     amounts = {
         numa: {name: ZoneAmounts(t.total_mem_size, t.allocatable, t.free)
                for name, t in (machine_state[numa].memory_map or {}).items() if t is not None}
@@ -59,11 +64,13 @@ def numa_zones(
             ZoneResource(r["name"], _binary(r["capacity"]), _binary(r["allocatable"]), _binary(r["available"]))
             for r in zone["resources"]
         )
-        zones.append(TopologyZone(zone["name"], zone["type"], "", resources, (ZoneAttribute(MEMSET_ATTRIBUTE, str(numa)),)))
-    for name, nodes, memory in containers:
+        attributes = (ZoneAttribute(MEMSET_ATTRIBUTE, str(numa)), *(node_attributes or {}).get(numa, ()))
+        zones.append(TopologyZone(zone["name"], zone["type"], "", resources, attributes))
+    for name, nodes, memory, cpus in containers:
         if not nodes:
             continue
         resources = tuple(ZoneResource(r, _q(size), _q(size), _q(0)) for r, size in sorted(memory.items()))
+        cpuset = (ZoneAttribute(CPUS_ATTRIBUTE, cpus),) if cpus else ()
         zones.append(TopologyZone(name, CONTAINER_ALLOCATION_ZONE_TYPE, node_zone_name(min(nodes)), resources,
-                                  (ZoneAttribute(MEMSET_ATTRIBUTE, cpuset_string(nodes)),)))
+                                  (*cpuset, ZoneAttribute(MEMSET_ATTRIBUTE, cpuset_string(nodes)))))
     return zones

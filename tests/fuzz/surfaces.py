@@ -534,7 +534,7 @@ def _takes(call: str, i: int, value: Any) -> bool:
     if call in ("release_claim", "cache.lookup", "cache.delete"):
         return is_str
     if call == "allocate_claim" and i == 1:
-        return isinstance(value, (list, tuple)) and not value  # a claim with no results reserves nothing
+        return False  # not a list of results: refused; an empty list: an allocation without results, refused too
     return False
 
 

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import threading
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, TypeVar
 
 import memorymanager
 from kubeinputs.quantity import Quantity
 from memorymanager import resmgr as r
 
+T = TypeVar("T")
 GI = 1 << 30
 MI = 1 << 20
 STATIC = {
@@ -18,33 +19,79 @@ STATIC = {
 MACHINE = memorymanager.synthetic_machine(2, 8 * GI)
 
 
-class FakeOwner:
-    """An Owner recording lock use, published devices and update calls."""
+class RetakeError(AssertionError):
+    """The thread holding the lock asked for it again: a plain mutex would deadlock there."""
 
-    def __init__(self, lists: bool = False) -> None:
-        self._lock = threading.RLock()
-        self.depth = 0
-        self.devices: list[r.Device] = []
-        self.publishes = 0
-        self.updates = 0
-        self.lists = lists
 
-    def __enter__(self) -> "FakeOwner":
-        self._lock.acquire()
-        self.depth += 1
-        return self
+class NonReentrantLock:
+    """A plain mutex (threading.Lock) that reports a deadlock instead of hanging: a re-take by the
+    holding thread fails at once (acquire(blocking=False)); another thread waits with a timeout."""
 
-    def __exit__(self, *exc: object) -> None:
-        self.depth -= 1
+    def __init__(self, timeout: float = 10.0) -> None:
+        self._lock = threading.Lock()
+        self._holder: Optional[int] = None
+        self.timeout = timeout
+        self.retakes = 0
+
+    def acquire(self) -> None:
+        if self._lock.acquire(blocking=False):
+            self._holder = threading.get_ident()
+            return
+        if self._holder == threading.get_ident():
+            self.retakes += 1
+            raise RetakeError("the Owner's lock was taken again by the thread holding it")
+        if not self._lock.acquire(timeout=self.timeout):
+            raise RetakeError(f"the Owner's lock was not released within {self.timeout}s: deadlock")
+        self._holder = threading.get_ident()
+
+    def release(self) -> None:
+        assert self._holder == threading.get_ident(), "the Owner's lock released by a thread not holding it"
+        self._holder = None
         self._lock.release()
 
     @property
     def held(self) -> bool:
-        return self.depth > 0
+        """Whether the calling thread holds the lock."""
+        return self._holder == threading.get_ident()
+
+
+class FakeOwner:
+    """The resource manager running a policy, as nri-plugins' (pkg/resmgr/nri.go, the DRA glue) calls it:
+    a non-reentrant lock held around every NRI request but Synchronize, around claims and reconfiguration;
+    the pending container changes taken into each response (the created container's adjustment, the
+    others' updates) and pushed by `update_containers` (recorded in `pushed`); published DRA devices."""
+
+    def __init__(self, lists: bool = False) -> None:
+        self.lock = NonReentrantLock()
+        self.devices: list[r.Device] = []
+        self.publishes = 0
+        self.lists = lists
+        self.policy: Optional[r.Policy] = None
+        self.adjustments: dict[str, Optional[r.ContainerUpdate]] = {}  # per created container
+        self.updates: list[r.ContainerUpdate] = []  # carried in NRI responses
+        self.pushed: list[r.ContainerUpdate] = []  # sent with update_containers
+        self.push_calls = 0
+
+    def __enter__(self) -> "FakeOwner":
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+    @property
+    def held(self) -> bool:
+        return self.lock.held
+
+    @property
+    def cache(self) -> r.ContainerCache:
+        assert self.policy is not None, "the owner runs no policy"
+        return self.policy.cache
 
     def update_containers(self) -> None:
         assert self.held, "update_containers needs the lock"
-        self.updates += 1
+        self.push_calls += 1
+        self.pushed.extend(self.cache.take_pending_updates())
 
     def publish_dra_devices(self, devices: Sequence[r.Device]) -> None:
         self.devices = list(devices)
@@ -52,6 +99,64 @@ class FakeOwner:
 
     def dra_list_attributes_supported(self) -> bool:
         return self.lists
+
+    # ----- the NRI requests, as nri.go makes them -----
+
+    def _respond(self, skip: Optional[str] = None) -> list[r.ContainerUpdate]:
+        updates = self.cache.take_pending_updates(skip)
+        for u in updates:
+            c = self.cache.lookup(u.container_id)
+            if c is not None and self.cache.directory is not None:
+                self.policy.export_resource_data(c)  # type: ignore[union-attr]
+        self.updates.extend(updates)
+        return updates
+
+    def create_container(self, c: r.Container) -> tuple[Optional[r.ContainerUpdate], list[r.ContainerUpdate]]:
+        """CreateContainer: allocate under the lock; the container's adjustment and the others' updates."""
+        with self:
+            self.policy.allocate_resources(c)  # type: ignore[union-attr]
+            if self.cache.directory is not None:
+                self.policy.export_resource_data(c)  # type: ignore[union-attr]
+            adjust = self.cache.take_pending(c.id)
+            self.adjustments[c.id] = adjust
+            return adjust, self._respond(skip=c.id)
+
+    def start_container(self, c: r.Container) -> None:
+        with self:
+            self.policy.container_started(c)  # type: ignore[union-attr]
+
+    def update_container(self, c: r.Container) -> list[r.ContainerUpdate]:
+        with self:
+            self.policy.update_resources(c)  # type: ignore[union-attr]
+            return self._respond()
+
+    def stop_container(self, c: r.Container) -> list[r.ContainerUpdate]:
+        with self:
+            self.policy.release_resources(c)  # type: ignore[union-attr]
+            return self._respond(skip=c.id)
+
+    def synchronize(self, containers: Sequence[r.Container], stale: Sequence[r.Container] = ()) -> list[r.ContainerUpdate]:
+        """Synchronize: no lock; every created/running container in both lists, stale ones only released."""
+        assert not self.held
+        self.policy.sync(list(containers), list(containers) + list(stale))  # type: ignore[union-attr]
+        return self._respond()
+
+    def prepare(self, claim: r.ResourceClaim, results: Sequence[r.DeviceRequestAllocationResult]) -> list[r.ContainerEdits]:
+        with self:
+            return self.policy.allocate_claim(claim, results)  # type: ignore[union-attr]
+
+    def unprepare(self, uid: str) -> None:
+        with self:
+            self.policy.release_claim(uid)  # type: ignore[union-attr]
+
+    def reconfigure(self, config: dict) -> None:
+        with self:
+            self.policy.reconfigure(config)  # type: ignore[union-attr]
+
+    def with_lock(self, fn: Callable[[], T]) -> T:
+        """Any other request made under the lock (an export, a claim call made directly)."""
+        with self:
+            return fn()
 
 
 def pod(name: str, memory: str = "1Gi", containers: Sequence[str] = ("app",), cpu: str = "1",
@@ -86,6 +191,7 @@ def make_policy(directory: Optional[str], config: Optional[dict] = None, owner: 
     """A started Policy over the kubelet backend, its cache (and state) in `directory`."""
     owner = owner or FakeOwner()
     policy = r.new_policy(r.KubeletBackend(), r.ContainerCache(directory), r.Options(owner), machine)  # type: ignore[arg-type]
+    owner.policy = policy
     policy.start(dict(STATIC if config is None else config))
     return policy, owner
 

@@ -1,18 +1,20 @@
-"""Table tests of the seed's constants, the resources.sh format, the extended-resource
-reconciliation rules and the Policy's locking rule."""
+"""Table tests of the seed's constants, the resources.sh format and the Policy's locking rule
+(the calling convention of nri-plugins' resource manager)."""
 from __future__ import annotations
 
 import os
 import stat
 import subprocess
+import tempfile
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kubeinputs.quantity import parse_quantity
 from memorymanager import resmgr as r
-from memorymanager.resmgr.types import ContainerEdits, ExtendedResources
+from memorymanager.resmgr.types import ContainerEdits
 
-from tests.resmgr.helpers import MACHINE, STATIC, FakeOwner, claim, container
+from tests.resmgr.helpers import GI, MACHINE, STATIC, FakeOwner, RetakeError, claim, container, make_policy, result
 
 
 @pytest.mark.parametrize("name, value", [
@@ -71,41 +73,60 @@ def test_resources_sh_is_sourced_as_written(tmp_path) -> None:
     assert out == f"{values['MEMS']}|{values['TRICKY']}"
 
 
-# ----- extended resources -----
-
-Q = parse_quantity
-
-
-@pytest.mark.parametrize("current, managed, expected", [
-    # None or an empty map owns and publishes nothing
-    ({"a/x": "1"}, None, {"a/x": "1"}),
-    ({"a/x": "1"}, {}, {"a/x": "1"}),
-    # a value publishes ...
-    ({}, {"a/x": "2"}, {"a/x": "2"}),
-    # ... or replaces
-    ({"a/x": "1"}, {"a/x": "2"}, {"a/x": "2"}),
-    # None on a plain name removes it when present, and is fine when absent
-    ({"a/x": "1", "b/y": "1"}, {"a/x": None}, {"b/y": "1"}),
-    ({"b/y": "1"}, {"a/x": None}, {"b/y": "1"}),
-    # a '*' pattern removes every matching resource not published
-    ({"a/x": "1", "a/y": "1", "b/y": "1"}, {"a/*": None}, {"b/y": "1"}),
-    ({"a/x": "1", "a/y": "1"}, {"a/*": None, "a/y": "3"}, {"a/y": "3"}),
-    ({"a/x-1": "1", "a/x-2": "1", "a/z": "1"}, {"a/x-*": None}, {"a/z": "1"}),
-    # the rest of the Node is left alone
-    ({"c/z": "5"}, {"a/*": None, "a/new": "1"}, {"c/z": "5", "a/new": "1"}),
+@pytest.mark.parametrize("data, message", [
+    ({"X": "a\0b"}, "cannot hold a NUL character"),
+    ({"X": "a\ud800"}, "lone surrogate"),
+    ({1: "a"}, "a variable name must be a string"),
 ])
-def test_reconcile_extended_resources(current: dict, managed: dict, expected: dict) -> None:
-    cur = {k: Q(v) for k, v in current.items()}
-    man: ExtendedResources = None if managed is None else {k: (None if v is None else Q(v)) for k, v in managed.items()}
-    before = dict(cur)
-    got = r.reconcile_extended_resources(cur, man)
-    assert {k: str(v) for k, v in got.items()} == {k: str(Q(v)) for k, v in expected.items()}
-    assert cur == before  # pure
+def test_format_exports_refuses_values_no_shell_holds(data: dict, message: str) -> None:
+    with pytest.raises(r.PolicyError, match=message):
+        r.format_exports(data)
 
 
-def test_reconcile_refuses_a_published_pattern() -> None:
-    with pytest.raises(r.PolicyError, match="pattern only marks ownership"):
-        r.reconcile_extended_resources({}, {"a/*": Q("1")})
+def test_container_folder_is_readable_by_a_container_user(tmp_path) -> None:
+    """0755 for the folders and 0644 for the file whatever the umask (a container running as a non-root
+    user reads its resources.sh through the bind mount of its folder)."""
+    cache = r.ContainerCache(str(tmp_path))
+    old = os.umask(0o077)
+    try:
+        folder = cache.container_directory("web-app")
+        path = r.write_exports(folder, {"MEMS": "0"})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(os.path.dirname(folder)).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
+    os.chmod(folder, 0o700)  # an older folder (this project made them 0710): corrected
+    assert stat.S_IMODE(os.stat(cache.container_directory("web-app")).st_mode) == 0o755
+
+
+def test_container_folder_symlink_is_refused(tmp_path) -> None:
+    cache = r.ContainerCache(str(tmp_path / "state"))
+    (tmp_path / "state" / "containers").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "state" / "containers" / "web-app")
+    with pytest.raises(r.PolicyError, match="is not a folder \\(or is a symbolic link\\)"):
+        cache.container_directory("web-app")
+
+
+VALUES = st.text(st.characters(blacklist_characters="\0", blacklist_categories=("Cs",)), max_size=30)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(VALUES, min_size=1, max_size=6))
+def test_a_sourcing_shell_gets_every_value(values: list[str]) -> None:
+    """Whatever the text (quotes, $, backquotes, backslashes, newlines, non-ASCII), `. resources.sh`
+    sets exactly the value and runs nothing; one shell per example."""
+    data = {f"V{i}": v for i, v in enumerate(values)}
+    with tempfile.TemporaryDirectory() as folder:
+        path = r.write_exports(folder, data)
+        script = f'. "{path}"; ' + "; ".join(f'printf "%s\\0" "$V{i}"' for i in range(len(values)))
+        out = subprocess.run(["sh", "-c", script], capture_output=True, check=True, cwd=folder).stdout
+        assert os.listdir(folder) == ["resources.sh"]  # nothing the values could have run left a trace
+    assert out.split(b"\0")[:-1] == [v.encode() for v in values]
+
+
+# ----- extended resources: see test_agent_reconciliation.py -----
 
 
 # ----- the locking rule -----
@@ -125,7 +146,9 @@ class RecordingBackend:
     def setup(self, options: r.BackendOptions) -> None: self._note("setup")
     def reconfigure(self, config: object) -> None: self._note("reconfigure")
     def start(self) -> None: self._note("start")
-    def sync(self, add: object, delete: object) -> None: self._note("sync")
+    def sync(self, add: list, delete: list) -> None:
+        self._note("sync")
+        self.synced = ([c.id for c in add], [c.id for c in delete])
     def allocate_resources(self, c: r.Container) -> None: self._note("allocate_resources")
     def release_resources(self, c: r.Container) -> None: self._note("release_resources")
     def update_resources(self, c: r.Container) -> None: self._note("update_resources")
@@ -151,25 +174,29 @@ class RecordingBackend:
 
 
 def test_locking_rule(tmp_path) -> None:
+    """The resource manager holds its lock (a plain mutex) around NRI requests other than Synchronize,
+    claims and reconfiguration; the Policy calls the backend under it and never takes it again."""
     owner = FakeOwner()
     backend = RecordingBackend(owner)
     assert isinstance(backend, r.Backend)
     assert isinstance(owner, r.Owner)
     policy = r.new_policy(backend, r.ContainerCache(str(tmp_path)), r.Options(owner), MACHINE)
+    owner.policy = policy
     assert policy.active_policy() == "recording"
     c = container("web")
     policy.start({})
-    policy.sync([c], [])
-    policy.allocate_resources(c)
-    policy.update_resources(c)
-    policy.container_started(c)
-    policy.export_resource_data(c)
-    policy.release_resources(c)
+    gone = container("gone")
+    owner.synchronize([c], stale=[gone])
+    assert backend.synced == (["web-app"], ["web-app", "gone-app"])  # running ones in both lists
+    owner.create_container(c)  # allocate + export
+    owner.update_container(c)
+    owner.start_container(c)
+    owner.stop_container(c)
     policy.get_topology_zones()
     policy.get_extended_resources()
-    policy.allocate_claim(claim("x"), [])
-    policy.release_claim("x")
-    policy.reconfigure({})
+    owner.prepare(claim("x"), [])
+    owner.unprepare("x")
+    owner.reconfigure({})
     assert backend.calls == {
         "setup": False, "start": False, "sync": False,  # Synchronize and start: not under the lock
         "allocate_resources": True, "update_resources": True, "container_started": True,
@@ -178,8 +205,36 @@ def test_locking_rule(tmp_path) -> None:
         "allocate_claim": True, "release_claim": True,  # DRA claims
         "reconfigure": True,  # reconfiguration
     }
-    assert not owner.held
+    assert not owner.held and owner.lock.retakes == 0
     assert (tmp_path / "containers" / "web-app" / "resources.sh").read_text() == 'MEMS="0"\n'
+
+
+@pytest.mark.parametrize("call", ["allocate_resources", "release_resources", "update_resources",
+                                  "container_started", "export_resource_data", "allocate_claim",
+                                  "release_claim", "reconfigure"])
+def test_policy_never_retakes_the_callers_lock(tmp_path, call: str) -> None:
+    """Every call the resource manager makes under its lock, on the kubelet backend, with a non-reentrant
+    lock: a re-take fails at once (it would deadlock), an unlocked owner call fails its assertion."""
+    policy, owner = make_policy(str(tmp_path))
+    c = container("web")
+    owner.create_container(c)
+    owner.prepare(claim("c"), [result(1, GI)])
+    args = {"allocate_resources": (container("api"),), "release_resources": (c,), "update_resources": (c,),
+            "container_started": (c,), "export_resource_data": (c,), "allocate_claim": (claim("d"), [result(1, GI)]),
+            "release_claim": ("c",), "reconfigure": (dict(STATIC),)}[call]
+    with owner:
+        getattr(policy, call)(*args)
+        assert owner.held
+    assert owner.lock.retakes == 0 and not owner.held
+
+
+def test_policy_lock_probe_catches_a_retake() -> None:
+    """The probe itself: a plain threading.Lock taken twice by its holder is reported, not hung on."""
+    owner = FakeOwner()
+    with owner:
+        with pytest.raises(RetakeError, match="taken again by the thread holding it"):
+            owner.__enter__()
+    assert owner.lock.retakes == 1 and not owner.held
 
 
 def test_policy_refuses_bad_backend_config(tmp_path) -> None:
