@@ -210,3 +210,49 @@ def test_would_admit_carries_cpus_without_changing_the_node(tmp_path):
         with pytest.raises(grpc.RpcError):
             c.get("trial")
         assert isinstance(c.allocatable(), v1.AllocatableResourcesResponse)
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from memorymanager.server.host import NodeHost  # noqa: E402
+from memorymanager.server.podresources import ProviderData, allocatable_message, pod_resources  # noqa: E402
+import memorymanager  # noqa: E402
+
+_REQUESTS = st.lists(st.tuples(st.sampled_from(["1", "2", "3", "4", "500m", "1500m"]),
+                               st.integers(0, 2), st.integers(0, 1), st.booleans()), min_size=1, max_size=6)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_REQUESTS)
+def test_reported_cpus_and_devices_partition_the_node(requests):
+    """Whatever pods come and go, the CPUs and devices PodResources reports are the managers' own: exclusive
+    CPUs held once, never reserved, outside the shared pool and within the allocatable ones; devices healthy,
+    held once; and the NRT's available cpu per zone is its allocatable minus the exclusive CPUs there."""
+    host = NodeHost(memorymanager.Node(MACHINE, KUBELET, devices=DEVICES))
+    for i, (cpu, gpus, nics, remove) in enumerate(requests):
+        host.admit(pod(f"p{i}", cpu, gpus=gpus, nics=nics))
+        if remove and i and f"p{i - 1}" in host.node.pods():
+            host.remove(f"p{i - 1}", namespace="default")
+    allocatable = allocatable_message(host.allocatable(), ProviderData())
+    listing = [pod_resources(v, ProviderData()) for v in host.pod_views()]
+    sim = host.node.simulated_node
+    held = [cpu for p in listing for ct in p.containers for cpu in ct.cpu_ids]
+    assert len(held) == len(set(held))
+    assert set(held) <= set(allocatable.cpu_ids) and 0 not in held
+    assert set(held).isdisjoint(sim.cpu_manager.get_default_cpu_set().list())
+    # one entry per device and NUMA node: a container's devices are the distinct IDs of its entries
+    devices = [device for p in listing for ct in p.containers
+               for device in {(d.resource_name, d.device_ids[0]) for d in ct.devices}]
+    healthy = {(d.resource_name, d.device_ids[0]) for d in allocatable.devices}
+    assert len(devices) == len(set(devices)) and set(devices) <= healthy
+    for view, message in zip(host.pod_views(), listing):
+        for ct in message.containers:
+            held_by = sim.device_manager.get_devices(view.uid, ct.name) or {}
+            assert {(d.resource_name, d.device_ids[0]) for d in ct.devices} == \
+                {(r, i) for r, ids in held_by.items() for i in ids}
+    in_use = {(r, i) for r, ids in sim.device_manager.allocated_devices().items() for i in ids}
+    assert set(devices) <= in_use  # kubelet frees a removed pod's devices at its next allocation only
+    zones = {z["name"]: {r["name"]: r for r in z["resources"]} for z in from_host(host, "n")["zones"]}
+    for name, cpus in (("node-0", NODE0_CPUS), ("node-1", NODE1_CPUS)):
+        cpu = zones[name]["cpu"]
+        assert int(cpu["allocatable"]) - int(cpu["available"]) == len(cpus & set(held))
