@@ -222,3 +222,13 @@ def test_serve_refuses_a_bad_devices_file_in_one_line(tmp_path):
                      str(tmp_path / "s")], out=io.StringIO(), err=err) == 2
     assert err.getvalue() == f"memorymanager: error: --devices: {tmp_path / 'none.yaml'}: no such file\n"
     assert not (tmp_path / "s").exists()
+
+
+def test_serve_a_scenario_refuses_other_devices(tmp_path):
+    scenario = FIXTURES / "scenarios" / "devices" / "035-dual-socket-gpus-pull-cpus-and-memory.yaml"
+    other = tmp_path / "devices.yaml"
+    other.write_text("nvidia.com/gpu:\n- {id: g0, numaNodes: [0]}\n- {id: g1, numaNodes: [1]}\n")
+    err = io.StringIO()
+    assert cli.main(["serve", "--scenario", str(scenario), "--devices", str(other), "--socket", str(tmp_path / "s")],
+                    out=io.StringIO(), err=err) == 2
+    assert err.getvalue() == f"memorymanager: error: --devices: declares other devices than the scenario {scenario}\n"
