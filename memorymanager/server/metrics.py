@@ -1,5 +1,5 @@
-"""Prometheus metrics of a simulated node: kubelet's own memory manager, topology manager and
-PodResources metrics, plus per-NUMA-node gauges no kubelet exports.
+"""Prometheus metrics of a simulated node: kubelet's own memory, CPU and topology manager, device plugin
+and PodResources metrics, plus per-NUMA-node gauges no kubelet exports.
 
 Kubelet's series (`kubelet_series.SERIES`: names, types, help texts with component-base's
 `[ALPHA]` prefix, labels and buckets as kubelet registers them):
@@ -7,12 +7,21 @@ Kubelet's series (`kubelet_series.SERIES`: names, types, help texts with compone
 - `kubelet_memory_manager_pinning_requests_total` / `..._errors_total`: one per Allocate
   (or AllocatePod) call of the Static policy for a Guaranteed pod, an error when it failed;
 - `kubelet_topology_manager_admission_requests_total` / `..._errors_total`: one per
-  admission, an error per refused admission;
+  admission, an error per admission refused in the container or pod scope (kubelet's none scope,
+  the topology manager's `none` policy, counts no error);
+- `kubelet_cpu_manager_pinning_requests_total` / `..._errors_total`: the CPU manager's static
+  policy's Allocate (AllocatePod) calls past its guards, an error when it failed; the gauges
+  `kubelet_cpu_manager_shared_pool_size_millicores`, `..._exclusive_cpu_allocation_count` and
+  `..._allocation_per_numa{numa_node}` read from the CPU manager's state when the page is built
+  (`cpu_gauges`);
+- `kubelet_device_plugin_registration_total{resource_name}`: each declared plugin registers once
+  per (re)start;
 - `kubelet_topology_manager_admission_duration_ms`: a histogram of whole milliseconds
   (kubelet observes `Milliseconds()`, an integer), buckets 0.05 * 2^k, k = 0..14;
 - `kubelet_container_aligned_compute_resources_count` / `..._failure_count`, labels
-  `scope` (container, pod) and `boundary` (numa_node): counted only under the
+  `scope` (container, pod) and `boundary`: `numa_node` counted only under the
   single-numa-node policy, per container (container scope) or per pod (pod scope);
+  `physical_cpu` and `uncore_cache` (container scope) where the CPU manager counts them;
 - `kubelet_pod_resources_endpoint_requests_total` (every PodResources call, label
   `server_api_version` v1 or v1alpha1), `..._requests_list`, `..._requests_get_allocatable`,
   `..._requests_get` (v1 calls of that method), `..._errors_list`, `..._errors_get_allocatable`,
