@@ -100,6 +100,24 @@ def test_podresources_reports_the_managers_cpus_and_devices_from_the_node_proces
         assert "train" not in {p.name for p in c.list().pod_resources}
 
 
+def test_podresources_command_prints_cpus_and_devices_with_their_numa_nodes(tmp_path):
+    import io
+
+    import memorymanager.cli.app as cli
+
+    with node_serving(tmp_path) as (server, c):
+        assert c.admit(pod("train", "4", "2Gi", gpus=2)).admitted
+        assert c.admit(pod("net", "2", nics=1)).admitted
+        out = io.StringIO()
+        assert cli.main(["podresources", "list", "--socket", server.socket_path], out=out, err=io.StringIO()) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["default/train",
+                         "  c  cpus: 4-5,12-13  devices: example.com/gpu g0 on [1]; example.com/gpu g1 on [1]  "
+                         "memory: memory 2Gi on [1]"]
+    assert lines[3].split("devices: ")[1].split("  memory")[0] in (
+        "example.com/nic n0", "example.com/nic n1 on [0]; example.com/nic n1 on [1]")
+
+
 def test_pod_level_cpu_ids_under_the_pod_level_resource_managers_gate(tmp_path):
     kubelet = {"cpuManagerPolicy": "static", "systemReserved": {"cpu": "1"}, "topologyManagerPolicy": "single-numa-node",
                "topologyManagerScope": "pod", "featureGates": {"PodLevelResourceManagers": True}}
