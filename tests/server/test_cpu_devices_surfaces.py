@@ -274,3 +274,18 @@ def test_reported_cpus_and_devices_partition_the_node(requests):
     for name, cpus in (("node-0", NODE0_CPUS), ("node-1", NODE1_CPUS)):
         cpu = zones[name]["cpu"]
         assert int(cpu["allocatable"]) - int(cpu["available"]) == len(cpus & set(held))
+
+
+def test_the_cpu_managers_none_policy_reports_no_cpus_but_devices_still(tmp_path):
+    kubelet = {"topologyManagerPolicy": "single-numa-node"}
+    with node_serving(tmp_path, kubelet, metrics=True) as (server, c):
+        allocatable = c.allocatable()
+        answer = c.admit(pod("g", "2", gpus=1))
+        (container,) = c.list().pod_resources[0].containers
+        samples = kubelet_samples(server)
+    assert list(allocatable.cpu_ids) == [] and len(allocatable.devices) == 6
+    assert answer.admitted and list(answer.placements[0].cpus) == [] and answer.placements[0].cpuset_cpus == ""
+    assert list(container.cpu_ids) == [] and devices_of(container.devices) == [(GPU, ("g2",), (0,))]
+    assert samples[("kubelet_cpu_manager_shared_pool_size_millicores", ())] == 0
+    assert samples[("kubelet_cpu_manager_pinning_requests_total", ())] == 0
+    assert ("kubelet_container_aligned_compute_resources_count", aligned("container", "physical_cpu")) not in samples
