@@ -44,7 +44,7 @@ def limits_of(args: argparse.Namespace) -> Limits:
 
 def scenario_node(args: argparse.Namespace, state_dir: str):
     """Run the scenario's steps on a fresh node in `state_dir`; the started Node it leaves."""
-    from memorymanager.node.api import Node, read_kubelet, read_machine
+    from memorymanager.node.api import Node, read_devices, read_kubelet, read_machine
     from memorymanager.runner.execute import ScenarioRun, prepare_state_dir
     from memorymanager.runner.scenario import load_scenario
 
@@ -54,6 +54,9 @@ def scenario_node(args: argparse.Namespace, state_dir: str):
         raise InputError("--machine", f"describes another machine than the scenario {args.scenario}")
     if args.kubelet is not None and read_kubelet(args.kubelet, limits) != scenario.kubelet:
         raise InputError("--kubelet", f"describes another kubelet configuration than the scenario {args.scenario}")
+    devices = getattr(args, "devices", None)
+    if devices is not None and read_devices(devices, scenario.machine, limits) != scenario.devices:
+        raise InputError("--devices", f"declares other devices than the scenario {args.scenario}")
     prepare_state_dir(scenario, state_dir)
     steps = ScenarioRun(scenario, state_dir, limits=limits)
     results = steps.run()

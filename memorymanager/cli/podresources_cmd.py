@@ -55,7 +55,9 @@ def _memory(items: Any) -> str:
 
 
 def _devices(items: Any) -> str:
-    parts = [f"{d.resource_name} {','.join(d.device_ids)}" for d in items]
+    parts = [f"{d.resource_name} {','.join(d.device_ids)}"
+             + (f" on [{','.join(str(n.ID) for n in d.topology.nodes)}]" if d.HasField("topology") else "")
+             for d in items]
     return "; ".join(parts) or "-"
 
 

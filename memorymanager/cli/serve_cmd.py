@@ -1,8 +1,11 @@
 """`memorymanager serve`: a simulated kubelet node behind PodResources and node-control gRPC on a
 unix socket, with `/metrics` over HTTP if asked.
 
-    memorymanager serve --socket PATH (--machine M [--kubelet K] | --scenario S)
+    memorymanager serve --socket PATH (--machine M [--kubelet K] [--devices FILE] | --scenario S)
                         [--state-dir D] [--metrics-address HOST:PORT] [--providers FILE] [--no-rate-limit]
+
+`--devices FILE` declares the node's device plugins (the `devices` map of a scenario: resource ->
+devices with `id`, `numaNodes`, `healthy`), which register at every (re)start.
 
 The node is restored from `D` when it holds a checkpoint. `--scenario` first runs the
 scenario's steps (in `D`, whose old checkpoint is replaced as `run` replaces it, or in a
@@ -37,6 +40,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--kubelet", metavar="K", help="KubeletConfiguration file (default: kubelet's defaults)")
     serve.add_argument("--state-dir", metavar="D", help="folder of the memory_manager_state checkpoint "
                        "(default: state in memory, or a temporary folder with --scenario)")
+    serve.add_argument("--devices", metavar="FILE",
+                       help="the node's device plugins, YAML/JSON {resource: [{id, numaNodes, healthy}]} "
+                       "(a scenario's `devices`)")
     serve.add_argument("--scenario", metavar="S", help="run this scenario's steps first, then serve its node")
     serve.add_argument("--metrics-address", metavar="HOST:PORT", help="serve Prometheus /metrics here")
     serve.add_argument("--providers", metavar="FILE",
@@ -44,6 +50,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--no-rate-limit", action="store_true",
                        help="switch off kubelet's PodResources rate limit (100 calls/s, burst 10)")
     serve.set_defaults(handler=run)
+
+
+def _devices_path(path: Optional[str]) -> Optional[str]:
+    """The `--devices` file, refused with a clear message when it is no file (the reader names the file
+    in every other error)."""
+    from memorymanager.cli.common import UsageError
+
+    if path is not None and not os.path.isfile(path):
+        raise UsageError(f"--devices: {path}: no such file" if not os.path.exists(path)
+                         else f"--devices: {path} is not a file")
+    return path
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -77,7 +94,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             print(f"scenario {args.scenario}: {steps} steps run, {failed} with unmet expectations", file=out)
             host = NodeHost(node, already_started=True)
         else:
-            node = Node(args.machine, args.kubelet, state_dir=args.state_dir, limits=limits)
+            node = Node(args.machine, args.kubelet, state_dir=args.state_dir, limits=limits,
+                        devices=_devices_path(args.devices))
             host = NodeHost(node, pods_file=os.path.join(args.state_dir, PODS_FILE_NAME) if args.state_dir else None,
                             file_ops=GatedFileOps(limits))
         # the node runs in its own process, control requests in forks of it (docs/grpc.md)

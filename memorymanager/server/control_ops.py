@@ -150,7 +150,9 @@ def admission_message(answer: Admission) -> pb.AdmitResponse:
         admitted=answer.admitted, reason=answer.reason, message=answer.message,
         placements=[
             pb.Placement(container=name, numa_nodes=list(p.numa_nodes), preferred=p.preferred,
-                         memory=dict(p.memory), cpuset_mems=p.cpuset_mems)
+                         memory=dict(p.memory), cpuset_mems=p.cpuset_mems, cpus=list(p.cpus),
+                         cpuset_cpus=p.cpuset_cpus,
+                         devices=[pb.ResourceDevices(resource=r, ids=list(ids)) for r, ids in sorted(p.devices.items())])
             for name, p in answer.placements.items()
         ],
     )
@@ -198,8 +200,21 @@ def _hints(host: NodeHost, p: Prepared) -> pb.HintsResponse:
     return pb.HintsResponse(containers=containers)
 
 
+def _cpu_state(host: NodeHost) -> dict[str, Any]:
+    """The CPU manager's sets and assignments (the node is running: machine_state raised otherwise)."""
+    cpu = host.node.simulated_node.cpu_manager
+    assignments = cpu.state().get_cpu_assignments()
+    return {
+        "default_cpu_set": str(cpu.get_default_cpu_set()),
+        "reserved_cpus": str(cpu.reserved_cpus()),
+        "allocatable_cpus": str(cpu.get_allocatable_cpus()),
+        "cpu_assignments": [pb.CPUAssignment(pod_uid=uid, container=name, cpus=str(cpus))
+                            for uid, containers in assignments.items() for name, cpus in containers.items()],
+    }
+
+
 def _machine_state(host: NodeHost, p: Prepared) -> pb.MachineStateResponse:
-    state = host.locked(host.node.machine_state)
+    state, cpus = host.locked(lambda: (host.node.machine_state(), _cpu_state(host)))
     nodes = []
     for numa, node in sorted(state.items()):
         tables = [
@@ -209,7 +224,7 @@ def _machine_state(host: NodeHost, p: Prepared) -> pb.MachineStateResponse:
         ]
         nodes.append(pb.NUMANodeState(id=numa, number_of_assignments=node.number_of_assignments,
                                       cells=list(node.cells or []), memory=tables))
-    return pb.MachineStateResponse(nodes=nodes)
+    return pb.MachineStateResponse(nodes=nodes, **cpus)
 
 
 def _restart(host: NodeHost, p: Prepared) -> pb.RestartResponse:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Callable, Mapping, Optional, TypeVar
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 from kubeinputs.errors import InputError
 from kubeinputs.features import FeatureGateError, FeatureGates
@@ -20,11 +20,11 @@ from kubeinputs.limits import DEFAULT_LIMITS, Limits
 from kubeinputs.pod import Container, Pod, parse_pod
 from kubeinputs.reader import load_file, load_text
 from memorymanager.node.api import Admission, HintsInput, Node, PodInput, find_admitted, read_pod
-from memorymanager.node.simulated_node import KubeletStartError
+from memorymanager.node.simulated_node import KubeletStartError, SimulatedNode
 from state.checkpoint_manager import FileOps, remove_temp_files, write_file
 from memorymanager.server.metrics import KubeletMetrics, NodeMetrics, metrics_page, node_metrics
-from memorymanager.server.snapshot import (Changes, ContainerView, PodChange, PodEntry, PodView,  # noqa: F401
-                                           SnapshotReader, StartError)
+from memorymanager.server.snapshot import (Allocatable, Changes, ContainerView, DeviceEntry, PodChange,  # noqa: F401
+                                           PodEntry, PodView, SnapshotReader, StartError)
 
 T = TypeVar("T")
 
@@ -38,6 +38,42 @@ def listed_containers(pod: Pod, sidecars: bool = True) -> list[Container]:
     containers; regular init containers are not listed."""
     first = [c for c in pod.init_containers if sidecars and c.is_restartable]
     return first + list(pod.containers)
+
+
+def device_entries(devices: Mapping[str, Mapping[str, Optional[Sequence[int]]]]) -> tuple[DeviceEntry, ...]:
+    """A device manager's devices ({resource: {device ID: NUMA nodes, None without topology}}) as kubelet's
+    PodResources server lists them: one entry per device and NUMA node, one entry without topology for a
+    device that has none; resources by name, devices in the order given."""
+    entries: list[DeviceEntry] = []
+    for resource in sorted(devices):
+        for device_id, nodes in devices[resource].items():
+            if nodes is None:
+                entries.append(DeviceEntry(resource, (device_id,), None))
+            else:
+                entries.extend(DeviceEntry(resource, (device_id,), (numa,)) for numa in sorted(nodes))
+    return tuple(entries)
+
+
+def allocatable_of(node: SimulatedNode) -> Allocatable:
+    """GetAllocatableResources of a running node: the memory manager's blocks, the CPU manager's
+    GetAllocatableCPUs (empty under the `none` policy) and the device manager's healthy devices, in the
+    plugins' order."""
+    devices = node.device_manager.get_allocatable_devices()
+    return Allocatable(
+        tuple(node.memory_manager.get_allocatable_memory() or ()),
+        tuple(node.cpu_manager.get_allocatable_cpus().list()),
+        device_entries({r: {d: dev.numa_nodes for d, dev in ds.items()} for r, ds in devices.items()}))
+
+
+def container_cpus(node: SimulatedNode, pod_uid: str, container: str) -> tuple[int, ...]:
+    """kubelet's GetCPUs: the container's exclusive CPUs (ascending), none for a container in the shared pool."""
+    return tuple(node.cpu_manager.get_exclusive_cpus(pod_uid, container).list())
+
+
+def container_devices(node: SimulatedNode, pod_uid: str, container: str) -> tuple[DeviceEntry, ...]:
+    """kubelet's GetDevices of one container, device IDs ascending."""
+    held = node.device_manager.get_devices(pod_uid, container) or {}
+    return device_entries({r: dict(sorted(ids.items())) for r, ids in held.items()})
 
 
 def document_pod(pod: PodInput, limits: Limits = DEFAULT_LIMITS) -> Pod:
@@ -133,13 +169,17 @@ class NodeHost(SnapshotReader):
 
     def _entry(self, pod: Pod) -> PodEntry:
         """One pod (active, or refused at admission) as both PodResources versions list it."""
-        node = self.node
-        blocks = {c.name: tuple(node.memory_blocks(pod.uid, c.name)) for c in listed_containers(pod)}
+        node, sim = self.node, self.node.simulated_node
+        listed = {c.name: ContainerView(c.name, tuple(node.memory_blocks(pod.uid, c.name)),
+                                        container_cpus(sim, pod.uid, c.name), container_devices(sim, pod.uid, c.name))
+                  for c in listed_containers(pod)}
         pod_blocks = tuple(node.pod_memory_blocks(pod.uid))
+        pod_cpus = sim.cpu_manager.get_pod_cpus(pod.uid)
+        pod_cpu_ids = tuple(pod_cpus.list()) if pod_cpus is not None else ()
 
         def view(containers: list[Container]) -> PodView:
-            return PodView(pod.name, pod.namespace, pod.uid,
-                           tuple(ContainerView(c.name, blocks[c.name]) for c in containers), pod_blocks)
+            return PodView(pod.name, pod.namespace, pod.uid, tuple(listed[c.name] for c in containers),
+                           pod_blocks, pod_cpu_ids)
 
         return PodEntry(view(listed_containers(pod, self._sidecars)), view(listed_containers(pod, False)))
 
@@ -171,7 +211,7 @@ class NodeHost(SnapshotReader):
             self._refused_holding.discard(uid)
             return PodChange(uid, None)
         entry = self._entry(refused)
-        if entry.v1.memory or any(c.memory for c in entry.v1.containers):
+        if entry.v1.memory or entry.v1.cpus or any(c.memory or c.cpus or c.devices for c in entry.v1.containers):
             self._refused_holding.add(uid)
         else:
             self._refused_holding.discard(uid)
@@ -182,7 +222,7 @@ class NodeHost(SnapshotReader):
         return [p for p in self.node.simulated_node.active_pods() if p.uid == uid]
 
     def _publish_all(self, restarted: bool = False) -> None:
-        """Publish every pod (active and refused), the allocatable memory, the gates and the start error
+        """Publish every pod (active and refused), the allocatable resources, the gates and the start error
         (at start and restart)."""
         sim = self.node.simulated_node
         try:
@@ -201,7 +241,7 @@ class NodeHost(SnapshotReader):
             self.generation,
             full=[self._entry(p) for p in active],
             full_refused=[change.entry for change in refused if change.entry is not None],
-            allocatable=tuple(self.node.allocatable_blocks()) if running else (),
+            allocatable=allocatable_of(sim) if running else Allocatable(),
             gates={g: gates.enabled(g) for g in self.GATES},
             started=True, start_error=start_error, restarted=restarted))
 

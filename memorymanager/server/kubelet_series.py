@@ -3,9 +3,9 @@ registers them (`pkg/kubelet/metrics/metrics.go`; names, types, labels, buckets 
 of the v1.36 metrics reference, unchanged in v1.37 as far as could be read: docs/grpc.md).
 
 One entry per series, in kubelet's registration order, each saying which part of kubelet
-feeds it. `exported` False marks the series of a manager this project does not have yet (the
-CPU manager's): they are known here so that their names are checked against kubelet's list,
-and are left out of `/metrics` until a CPU manager feeds them.
+feeds it. `exported` False marks a series nothing here can feed (the device plugin Allocate
+call's duration: no plugin is called over gRPC); it is known here so that its name is checked
+against kubelet's list, and is left out of `/metrics`.
 
 Help texts are given without component-base's `[ALPHA] ` prefix, which `help_text` adds.
 """
@@ -43,8 +43,18 @@ class KubeletSeries:
 
 _SERVER_API_VERSION = ("server_api_version",)
 _ALIGNMENT = ("scope", "boundary")
+_RESOURCE_NAME = ("resource_name",)
+# prometheus' DefBuckets
+DEFAULT_BUCKETS: tuple[float, ...] = (.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10)
 
 SERIES: tuple[KubeletSeries, ...] = (
+    KubeletSeries("kubelet_device_plugin_registration_total", "counter",
+                  "Cumulative number of device plugin registrations. Broken down by resource name.",
+                  _RESOURCE_NAME, fed_by="device manager (each declared plugin registers at every start)"),
+    KubeletSeries("kubelet_device_plugin_alloc_duration_seconds", "histogram",
+                  "Duration in seconds to serve a device plugin Allocation request. Broken down by resource name.",
+                  _RESOURCE_NAME, DEFAULT_BUCKETS, fed_by="device manager (the plugin's Allocate call)",
+                  exported=False),
     KubeletSeries("kubelet_pod_resources_endpoint_requests_total", "counter",
                   "Cumulative number of requests to the PodResource endpoint. Broken down by server api version.",
                   _SERVER_API_VERSION, fed_by="PodResources server"),
@@ -68,18 +78,16 @@ SERIES: tuple[KubeletSeries, ...] = (
                   "Broken down by server api version.", _SERVER_API_VERSION, fed_by="PodResources server",
                   gate=KUBELET_POD_RESOURCES_GET_GATE),
     KubeletSeries("kubelet_cpu_manager_pinning_requests_total", "counter",
-                  "The number of cpu core allocations which required pinning.", fed_by="CPU manager", exported=False),
+                  "The number of cpu core allocations which required pinning.", fed_by="CPU manager"),
     KubeletSeries("kubelet_cpu_manager_pinning_errors_total", "counter",
-                  "The number of cpu core allocations which required pinning failed.", fed_by="CPU manager",
-                  exported=False),
+                  "The number of cpu core allocations which required pinning failed.", fed_by="CPU manager"),
     KubeletSeries("kubelet_cpu_manager_shared_pool_size_millicores", "gauge",
-                  "The size of the shared CPU pool for non-guaranteed QoS pods, in millicores.", fed_by="CPU manager",
-                  exported=False),
+                  "The size of the shared CPU pool for non-guaranteed QoS pods, in millicores.", fed_by="CPU manager"),
     KubeletSeries("kubelet_cpu_manager_exclusive_cpu_allocation_count", "gauge",
                   "The total number of CPUs exclusively allocated to containers running on this node",
-                  fed_by="CPU manager", exported=False),
+                  fed_by="CPU manager"),
     KubeletSeries("kubelet_cpu_manager_allocation_per_numa", "gauge", "Number of CPUs allocated per NUMA node",
-                  ("numa_node",), fed_by="CPU manager", exported=False),
+                  ("numa_node",), fed_by="CPU manager"),
     KubeletSeries("kubelet_container_aligned_compute_resources_count", "counter",
                   "Cumulative number of aligned compute resources allocated to containers by alignment type.",
                   _ALIGNMENT, fed_by="topology manager (and CPU manager)"),

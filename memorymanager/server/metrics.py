@@ -1,5 +1,5 @@
-"""Prometheus metrics of a simulated node: kubelet's own memory manager, topology manager and
-PodResources metrics, plus per-NUMA-node gauges no kubelet exports.
+"""Prometheus metrics of a simulated node: kubelet's own memory, CPU and topology manager, device plugin
+and PodResources metrics, plus per-NUMA-node gauges no kubelet exports.
 
 Kubelet's series (`kubelet_series.SERIES`: names, types, help texts with component-base's
 `[ALPHA]` prefix, labels and buckets as kubelet registers them):
@@ -7,12 +7,21 @@ Kubelet's series (`kubelet_series.SERIES`: names, types, help texts with compone
 - `kubelet_memory_manager_pinning_requests_total` / `..._errors_total`: one per Allocate
   (or AllocatePod) call of the Static policy for a Guaranteed pod, an error when it failed;
 - `kubelet_topology_manager_admission_requests_total` / `..._errors_total`: one per
-  admission, an error per refused admission;
+  admission, an error per admission refused in the container or pod scope (kubelet's none scope,
+  the topology manager's `none` policy, counts no error);
+- `kubelet_cpu_manager_pinning_requests_total` / `..._errors_total`: the CPU manager's static
+  policy's Allocate (AllocatePod) calls past its guards, an error when it failed; the gauges
+  `kubelet_cpu_manager_shared_pool_size_millicores`, `..._exclusive_cpu_allocation_count` and
+  `..._allocation_per_numa{numa_node}` read from the CPU manager's state when the page is built
+  (`cpu_gauges`);
+- `kubelet_device_plugin_registration_total{resource_name}`: each declared plugin registers once
+  per (re)start;
 - `kubelet_topology_manager_admission_duration_ms`: a histogram of whole milliseconds
   (kubelet observes `Milliseconds()`, an integer), buckets 0.05 * 2^k, k = 0..14;
 - `kubelet_container_aligned_compute_resources_count` / `..._failure_count`, labels
-  `scope` (container, pod) and `boundary` (numa_node): counted only under the
+  `scope` (container, pod) and `boundary`: `numa_node` counted only under the
   single-numa-node policy, per container (container scope) or per pod (pod scope);
+  `physical_cpu` and `uncore_cache` (container scope) where the CPU manager counts them;
 - `kubelet_pod_resources_endpoint_requests_total` (every PodResources call, label
   `server_api_version` v1 or v1alpha1), `..._requests_list`, `..._requests_get_allocatable`,
   `..._requests_get` (v1 calls of that method), `..._errors_list`, `..._errors_get_allocatable`,
@@ -51,18 +60,22 @@ from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 from prometheus_client.core import Metric
 
+from kubeinputs.cpuset import CPUSet
 from kubeinputs.features import FeatureGateError, FeatureGates
 from kubeinputs.pod import Container, Pod
 from memorymanager.node.simulated_node import SimulatedNode
 from memorymanager.server.kubelet_series import ADMISSION_DURATION_MS_BUCKETS, SERIES, series
 from topologymanager.admission import PodAdmitResult
-from topologymanager.observer import MEMORY_MANAGER, Observer
+from topologymanager.hint import TopologyHint
+from topologymanager.hint_provider import ProviderHints
+from topologymanager.observer import CPU_MANAGER, MEMORY_MANAGER, NUMA_NODE, PHYSICAL_CPU, UNCORE_CACHE, Observer
 
 T = TypeVar("T")
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DURATION_BUCKETS: tuple[float, ...] = ADMISSION_DURATION_MS_BUCKETS
 SCOPES = ("container", "pod")
-BOUNDARY_NUMA = "numa_node"
+BOUNDARY_NUMA = NUMA_NODE
+BOUNDARIES = (NUMA_NODE, PHYSICAL_CPU, UNCORE_CACHE)
 
 # name -> (type, help) of kubelet's series this page shows (help texts as kubelet prints them).
 KUBELET_METRICS: dict[str, tuple[str, str]] = {s.name: (s.type, s.help_text) for s in SERIES if s.exported}
@@ -86,9 +99,15 @@ NUMA_GAUGES: dict[str, str] = {
 }
 
 
+def _numa_alignments() -> dict[tuple[str, str], int]:
+    """The NUMA-node children of the alignment counters, at zero (both scopes)."""
+    return {(s, BOUNDARY_NUMA): 0 for s in SCOPES}
+
+
 @dataclass
 class Counts:
-    """The counter and histogram values of one kubelet process."""
+    """The counter and histogram values of one kubelet process. The alignment counters are keyed
+    (scope, boundary); the CPU manager's children appear once counted (or at zero, `cpu_gauges`)."""
 
     pinning_requests: int = 0
     pinning_errors: int = 0
@@ -97,9 +116,22 @@ class Counts:
     duration_buckets: list[int] = field(default_factory=lambda: [0] * len(DURATION_BUCKETS))  # not cumulative
     duration_sum: float = 0.0
     duration_count: int = 0
-    aligned: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
-    aligned_failures: dict[str, int] = field(default_factory=lambda: {s: 0 for s in SCOPES})
+    aligned: dict[tuple[str, str], int] = field(default_factory=_numa_alignments)
+    aligned_failures: dict[tuple[str, str], int] = field(default_factory=_numa_alignments)
     pod_resources: dict[tuple[str, str], int] = field(default_factory=dict)  # (series, server_api_version)
+    cpu_pinning_requests: int = 0
+    cpu_pinning_errors: int = 0
+
+
+@dataclass(frozen=True)
+class CPUGauges:
+    """The CPU manager's gauges of a running node, read from its state, and the alignment children its
+    static policy creates at zero when it starts (`physical_cpu` both ways, `uncore_cache` counted)."""
+
+    shared_pool_millicores: int = 0
+    exclusive_cpus: int = 0
+    per_numa: tuple[tuple[int, int], ...] = ()  # (NUMA node, exclusive CPUs on it), nodes with some only
+    static: bool = False
 
 
 class KubeletMetrics(Observer):
@@ -111,6 +143,7 @@ class KubeletMetrics(Observer):
         self.node: Optional[SimulatedNode] = None  # the simulated node of the last (re)start heard
         self._clock = clock
         self._admission_started = 0.0
+        self._merged = False  # the admission in progress merged hints (container or pod scope)
         self._lock = threading.Lock()
 
     def reset(self) -> None:
@@ -124,7 +157,8 @@ class KubeletMetrics(Observer):
             c = self.counts
             return Counts(c.pinning_requests, c.pinning_errors, c.admission_requests, c.admission_errors,
                           list(c.duration_buckets), c.duration_sum, c.duration_count,
-                          dict(c.aligned), dict(c.aligned_failures), dict(c.pod_resources))
+                          dict(c.aligned), dict(c.aligned_failures), dict(c.pod_resources),
+                          c.cpu_pinning_requests, c.cpu_pinning_errors)
 
     def observe_duration(self, milliseconds: float) -> None:
         """One admission's duration into the histogram."""
@@ -157,12 +191,13 @@ class KubeletMetrics(Observer):
             key = (POD_RESOURCES_V1_SERIES[method][1], version)
             self.counts.pod_resources[key] = self.counts.pod_resources.get(key, 0) + 1
 
-    def _add(self, name: str, key: Optional[str] = None) -> None:
+    def _add(self, name: str, key: Optional[tuple[str, str]] = None) -> None:
         with self._lock:
             if key is None:
                 setattr(self.counts, name, getattr(self.counts, name) + 1)
             else:
-                getattr(self.counts, name)[key] += 1
+                table = getattr(self.counts, name)
+                table[key] = table.get(key, 0) + 1
 
     # ----- the managers' counts (an observer of the node's managers) -----
 
@@ -174,29 +209,41 @@ class KubeletMetrics(Observer):
     def admission_started(self, pod: Pod) -> None:
         """`topology_manager_admission_requests_total`, and the duration's start."""
         self._add("admission_requests")
+        self._merged = False
         self._admission_started = self._clock()
+
+    def hints_merged(self, pod: Pod, container: Optional[Container], providers_hints: Sequence[ProviderHints],
+                     best: TopologyHint, admit: bool) -> None:
+        """The admission runs in the container or pod scope (the `none` policy's scope merges nothing)."""
+        self._merged = True
 
     def admission_done(self, pod: Pod, result: PodAdmitResult) -> None:
         """The admission's duration in whole milliseconds (Go's Duration.Milliseconds(): truncated), and
-        `topology_manager_admission_errors_total` for a refusal."""
+        `topology_manager_admission_errors_total` for a refusal in the container or pod scope: kubelet
+        counts it in those scopes' Admit only (a refusal under the `none` policy is not counted)."""
         self.observe_duration(float(int((self._clock() - self._admission_started) * 1000)))
-        if not result.admit:
+        if not result.admit and self._merged:
             self._add("admission_errors")
 
     def alignment(self, scope: str, boundary: str, aligned: bool) -> None:
-        """`container_aligned_compute_resources_count` / `..._failure_count` (boundary numa_node)."""
-        if scope in SCOPES and boundary == BOUNDARY_NUMA:
-            self._add("aligned" if aligned else "aligned_failures", scope)
+        """`container_aligned_compute_resources_count` / `..._failure_count`, by scope and boundary
+        (numa_node from the topology manager; physical_cpu and uncore_cache from the CPU manager)."""
+        if scope in SCOPES and boundary in BOUNDARIES:
+            self._add("aligned" if aligned else "aligned_failures", (scope, boundary))
 
     def pinning_requested(self, provider: str, pod: Pod, container: Optional[Container]) -> None:
-        """`memory_manager_pinning_requests_total`."""
+        """`memory_manager_pinning_requests_total` or `cpu_manager_pinning_requests_total`."""
         if provider == MEMORY_MANAGER:
             self._add("pinning_requests")
+        elif provider == CPU_MANAGER:
+            self._add("cpu_pinning_requests")
 
     def pinning_failed(self, provider: str, pod: Pod, container: Optional[Container], error: BaseException) -> None:
-        """`memory_manager_pinning_errors_total`."""
+        """`memory_manager_pinning_errors_total` or `cpu_manager_pinning_errors_total`."""
         if provider == MEMORY_MANAGER:
             self._add("pinning_errors")
+        elif provider == CPU_MANAGER:
+            self._add("cpu_pinning_errors")
 
     # ----- exposition -----
 
@@ -206,9 +253,11 @@ class KubeletMetrics(Observer):
         return kubelet_families(self.snapshot(), gates)
 
 
-def kubelet_families(c: Counts, gates: FeatureGates = FeatureGates()) -> list[Metric]:
-    """Kubelet's metric families with the values `c`; a series kubelet registers under a feature gate
-    only when `gates` has it on."""
+def kubelet_families(c: Counts, gates: FeatureGates = FeatureGates(), cpu: CPUGauges = CPUGauges(),
+                     device_plugins: Sequence[str] = ()) -> list[Metric]:
+    """Kubelet's metric families with the values `c`, the CPU manager's gauges `cpu` and one registration
+    of each device plugin (resource name) in `device_plugins`; a series kubelet registers under a feature
+    gate only when `gates` has it on."""
     out: list[Metric] = []
 
     def counter(name: str, value: float, labels: Optional[list[dict[str, str]]] = None,
@@ -228,10 +277,25 @@ def kubelet_families(c: Counts, gates: FeatureGates = FeatureGates()) -> list[Me
     counter("kubelet_topology_manager_admission_requests_total", c.admission_requests)
     counter("kubelet_topology_manager_admission_errors_total", c.admission_errors)
     out.append(_histogram("kubelet_topology_manager_admission_duration_ms", c))
-    labels = [{"scope": s, "boundary": BOUNDARY_NUMA} for s in SCOPES]
-    counter("kubelet_container_aligned_compute_resources_count", 0, labels, [c.aligned[s] for s in SCOPES])
-    counter("kubelet_container_aligned_compute_resources_failure_count", 0, labels,
-            [c.aligned_failures[s] for s in SCOPES])
+    counter("kubelet_cpu_manager_pinning_requests_total", c.cpu_pinning_requests)
+    counter("kubelet_cpu_manager_pinning_errors_total", c.cpu_pinning_errors)
+    counter("kubelet_cpu_manager_shared_pool_size_millicores", cpu.shared_pool_millicores)
+    counter("kubelet_cpu_manager_exclusive_cpu_allocation_count", cpu.exclusive_cpus)
+    if cpu.per_numa:  # a gauge vector without children shows nothing
+        counter("kubelet_cpu_manager_allocation_per_numa", 0, [{"numa_node": str(n)} for n, _ in cpu.per_numa],
+                [count for _, count in cpu.per_numa])
+    aligned, failures = dict(c.aligned), dict(c.aligned_failures)
+    if cpu.static:  # the static policy's start creates these children at zero
+        aligned.setdefault(("container", PHYSICAL_CPU), 0)
+        aligned.setdefault(("container", UNCORE_CACHE), 0)
+        failures.setdefault(("container", PHYSICAL_CPU), 0)
+    for name, table in (("kubelet_container_aligned_compute_resources_count", aligned),
+                        ("kubelet_container_aligned_compute_resources_failure_count", failures)):
+        keys = sorted(table, key=lambda k: (BOUNDARIES.index(k[1]), SCOPES.index(k[0])))
+        counter(name, 0, [{"scope": s, "boundary": b} for s, b in keys], [table[k] for k in keys])
+    if device_plugins:
+        counter("kubelet_device_plugin_registration_total", 0, [{"resource_name": r} for r in sorted(device_plugins)],
+                [1] * len(device_plugins))
     for entry in SERIES:
         registered = not entry.gate or gates.enabled(entry.gate)
         if not entry.name.startswith("kubelet_pod_resources_endpoint_") or not registered:
@@ -362,18 +426,45 @@ class NodeMetrics:
     counts: Counts
     numa: list[Metric]
     gates: FeatureGates
+    cpu: CPUGauges = CPUGauges()
+    device_plugins: tuple[str, ...] = ()
+
+
+def cpu_gauges(node: SimulatedNode) -> CPUGauges:
+    """The CPU manager's gauges as its static policy sets them at start, read from the state now: the shared
+    pool (the default set minus the reserved CPUs) in millicores, the exclusive CPUs (the union of every
+    container's set) and how many of them each NUMA node holds. Nothing under the `none` policy."""
+    if not node.running or node.cpu_manager.policy.name() != "static":
+        return CPUGauges()
+    manager = node.cpu_manager
+    available = manager.get_default_cpu_set().difference(manager.reserved_cpus())
+    exclusive = CPUSet()
+    for containers in manager.state().get_cpu_assignments().values():
+        exclusive = exclusive.union(*containers.values())
+    per_numa: dict[int, int] = {}
+    for cpu in exclusive:
+        numa = manager.topology.cpu_numa_node_id(cpu)
+        per_numa[numa] = per_numa.get(numa, 0) + 1
+    return CPUGauges(available.size() * 1000, exclusive.size(), tuple(sorted(per_numa.items())), True)
+
+
+def device_plugins(node: SimulatedNode) -> tuple[str, ...]:
+    """The device plugins that registered at the node's last start (each once: one per declared resource)."""
+    return tuple(sorted(node.devices)) if node.running else ()
 
 
 def node_metrics(metrics: KubeletMetrics, node: SimulatedNode) -> NodeMetrics:
     """The node's part of the page, now."""
-    return NodeMetrics(metrics.snapshot(), numa_families(node), _feature_gates(node))
+    return NodeMetrics(metrics.snapshot(), numa_families(node), _feature_gates(node), cpu_gauges(node),
+                       device_plugins(node))
 
 
 def metrics_page(node: NodeMetrics, pod_resources: KubeletMetrics) -> str:
     """The `/metrics` page: the node's part with the PodResources counts of `pod_resources` (the
     servicers' observer, in the process serving PodResources), families sorted by name."""
     counts = replace(node.counts, pod_resources=pod_resources.snapshot().pod_resources)
-    return render(sorted(kubelet_families(counts, node.gates) + node.numa, key=lambda m: m.name))
+    families = kubelet_families(counts, node.gates, node.cpu, node.device_plugins)
+    return render(sorted(families + node.numa, key=lambda m: m.name))
 
 
 def _feature_gates(node: SimulatedNode) -> FeatureGates:

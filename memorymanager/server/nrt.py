@@ -102,15 +102,14 @@ def node_resource_topology(node_name: str, machine: MachineInfo, config: Kubelet
 
 def from_host(host: "NodeHost", node_name: str, providers: Optional["ProviderData"] = None,
               options: NRTOptions = NRTOptions()) -> dict[str, Any]:
-    """The NRT of a served node, from the same PodResources messages its server answers
-    (`providers`: the CPU ids and devices it reports) and the specs of its active pods."""
-    from memorymanager.server.podresources import ProviderData, container_memory, devices_message, pod_resources
+    """The NRT of a served node, from the same PodResources messages its server answers (the CPU, device
+    and memory managers' CPUs, devices and blocks; `providers`: CPU ids and devices added by hand) and the
+    specs of its active pods."""
+    from memorymanager.server.podresources import ProviderData, allocatable_message, pod_resources
 
     providers = providers or ProviderData()
     listing = v1.ListPodResourcesResponse(pod_resources=[pod_resources(v, providers) for v in host.pod_views()])
-    allocatable = v1.AllocatableResourcesResponse(
-        devices=devices_message(providers.allocatable_devices), cpu_ids=list(providers.allocatable_cpus),
-        memory=container_memory(host.allocatable_blocks()))
+    allocatable = allocatable_message(host.allocatable(), providers)
     specs = {(p.namespace, p.name): p for p in host.locked(host.node.active_pods)}
     return node_resource_topology(node_name, host.node.machine, host.node.kubelet, allocatable, listing, specs,
                                   options)

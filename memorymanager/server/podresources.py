@@ -2,11 +2,20 @@
 simulated node, with kubelet v1.37's semantics:
 
 - `List` reports the active pods; per pod, restartable init containers (sidecars) first, then
-  app containers, regular init containers left out; per container one `ContainerMemory` per
-  memory-manager block (type, the block's whole size, its NUMA nodes ascending). Under the None
-  policy there are no blocks, so memory lists are empty.
-- `GetAllocatableResources` answers the memory manager's allocatable memory as computed at
-  start (one block per NUMA node and memory type with something allocatable).
+  app containers, regular init containers left out; per container:
+  - `memory`: one `ContainerMemory` per memory-manager block (type, the block's whole size, its
+    NUMA nodes ascending); under the None policy there are no blocks, so memory lists are empty;
+  - `cpu_ids`: the CPU manager's exclusive CPUs (kubelet's GetCPUs reads GetExclusiveCPUs), so a
+    container in the shared pool, and every container under the `none` policy, reports none;
+  - `devices`: the device manager's devices as kubelet lists them: one entry per device and NUMA
+    node, with that node as its topology, and one entry without `topology` for a device whose
+    plugin gave none.
+  Per pod, `cpu_ids` and `memory` hold the pod-level exclusive CPUs and blocks, which exist only
+  with pod-level resource managers (`PodLevelResourceManagers`); otherwise they are empty.
+- `GetAllocatableResources` answers what was computed at start: the memory manager's allocatable
+  memory (one block per NUMA node and memory type with something allocatable), the CPU
+  manager's allocatable CPUs (all CPUs minus the reserved ones under `static`, none under
+  `none`), and the healthy devices of every registered plugin (entries as in `List`).
 - `Get` is behind the `KubeletPodResourcesGet` gate (beta, on by default since 1.34); kubelet
   answers a plain Go error, which gRPC sends with code UNKNOWN: `PodResources API Get method
   disabled`, or `pod NAME in namespace NS not found`. It reads the pod manager (GetPodByName),
@@ -23,8 +32,10 @@ simulated node, with kubelet v1.37's semantics:
   (`snapshot.SnapshotReader`: a `NodeHost`, or the server's side of a node in its own process),
   which carries the refused pods and the start error too; no call waits for a control request.
 
-CPU ids and devices come from no manager here (the simulated node has no CPU or device
-manager): they are empty unless `ProviderData` (the `--providers` file of `serve`) gives them.
+`ProviderData` (the `--providers` file of `serve`) adds hand-written CPU ids and devices after
+the managers' own. Lists are given in a stable order (CPU ids ascending, resources by name, device
+IDs ascending in `List`, in the plugin's order in `GetAllocatableResources`) where kubelet's come
+from Go maps in no fixed order.
 """
 from __future__ import annotations
 
@@ -40,7 +51,7 @@ from kubeinputs.errors import InputError, expect_map, index_path, join_path
 from memorymanager.node.simulated_node import KubeletStartError
 from memorymanager.server import DEFAULT_SOCKET  # noqa: F401 (re-exported)
 from memorymanager.server.host import PodView, not_running_message
-from memorymanager.server.snapshot import SnapshotReader
+from memorymanager.server.snapshot import Allocatable, DeviceEntry, SnapshotReader
 from memorymanager.server.status import status_message
 from memorymanager.server.protos.v1 import api_pb2 as v1
 from memorymanager.server.protos.v1 import api_pb2_grpc as v1_grpc
@@ -82,18 +93,14 @@ class TokenBucket:
 # ----- other providers' data (CPU ids, devices) ---------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Device:
-    """One device entry: resource name, device IDs, NUMA nodes (empty: no topology)."""
-
-    resource_name: str
-    device_ids: tuple[str, ...]
-    numa_nodes: tuple[int, ...] = ()
+Device = DeviceEntry
+"""One device entry: resource name, device IDs, NUMA nodes (None: no topology); the snapshot's `DeviceEntry`."""
 
 
 @dataclass
 class ProviderData:
-    """What the CPU manager and the device manager would report, given by the user.
+    """CPU ids and devices given by the user (`serve --providers`), reported beside what the node's CPU
+    and device managers hold (after them).
 
     Containers are keyed `namespace/pod/container`.
     """
@@ -186,7 +193,10 @@ def container_memory(blocks: Iterable[Block]) -> list[v1.ContainerMemory]:
 
 
 def devices_message(devices: Iterable[Device]) -> list[v1.ContainerDevices]:
+    """ContainerDevices entries; an entry without topology (None) leaves `topology` unset, as kubelet does."""
     return [
+        v1.ContainerDevices(resource_name=d.resource_name, device_ids=list(d.device_ids))
+        if d.numa_nodes is None else
         v1.ContainerDevices(resource_name=d.resource_name, device_ids=list(d.device_ids),
                             topology=v1.TopologyInfo(nodes=[v1.NUMANode(ID=n) for n in d.numa_nodes]))
         for d in devices
@@ -194,18 +204,29 @@ def devices_message(devices: Iterable[Device]) -> list[v1.ContainerDevices]:
 
 
 def pod_resources(view: PodView, providers: ProviderData) -> v1.PodResources:
-    """One pod as v1 PodResources."""
+    """One pod as v1 PodResources: per container the device manager's devices, the CPU manager's exclusive
+    CPUs and the memory manager's blocks (then what `providers` adds); the pod-level CPUs and blocks."""
     containers = [
         v1.ContainerResources(
             name=c.name,
-            devices=devices_message(providers.devices(view.namespace, view.name, c.name)),
-            cpu_ids=providers.cpus(view.namespace, view.name, c.name),
+            devices=devices_message(c.devices + tuple(providers.devices(view.namespace, view.name, c.name))),
+            cpu_ids=list(c.cpus) + providers.cpus(view.namespace, view.name, c.name),
             memory=container_memory(c.memory),
         )
         for c in view.containers
     ]
     return v1.PodResources(name=view.name, namespace=view.namespace, containers=containers,
-                           memory=container_memory(view.memory))
+                           cpu_ids=list(view.cpus), memory=container_memory(view.memory))
+
+
+def allocatable_message(allocatable: Allocatable, providers: ProviderData) -> v1.AllocatableResourcesResponse:
+    """GetAllocatableResources' answer: the managers' allocatable devices, CPUs and memory (then what
+    `providers` adds)."""
+    return v1.AllocatableResourcesResponse(
+        devices=devices_message(allocatable.devices + tuple(providers.allocatable_devices)),
+        cpu_ids=list(allocatable.cpus) + list(providers.allocatable_cpus),
+        memory=container_memory(allocatable.memory),
+    )
 
 
 class Status(Exception):
@@ -277,12 +298,8 @@ class PodResourcesV1(v1_grpc.PodResourcesListerServicer):
     @_rate_limited
     def GetAllocatableResources(self, request: v1.AllocatableResourcesRequest,
                                 context: grpc.ServicerContext) -> v1.AllocatableResourcesResponse:
-        """Devices, CPUs and memory the node can hand out (memory as computed at start)."""
-        return v1.AllocatableResourcesResponse(
-            devices=devices_message(self.providers.allocatable_devices),
-            cpu_ids=list(self.providers.allocatable_cpus),
-            memory=container_memory(self.host.allocatable_blocks()),
-        )
+        """Devices, CPUs and memory the node can hand out (as computed at start)."""
+        return allocatable_message(self.host.allocatable(), self.providers)
 
     @_rate_limited
     def Get(self, request: v1.GetPodResourcesRequest, context: grpc.ServicerContext) -> v1.GetPodResourcesResponse:
@@ -318,7 +335,7 @@ class PodResourcesV1Alpha1(v1alpha1_grpc.PodResourcesListerServicer):
                 v1alpha1.ContainerResources(
                     name=c.name,
                     devices=[v1alpha1.ContainerDevices(resource_name=d.resource_name, device_ids=list(d.device_ids))
-                             for d in self.providers.devices(view.namespace, view.name, c.name)],
+                             for d in c.devices + tuple(self.providers.devices(view.namespace, view.name, c.name))],
                 )
                 for c in view.containers
             ]

@@ -3,11 +3,12 @@
 Readers never take the node's lock: while a control request runs (an admission of a large pod,
 an explanation), they answer from the snapshot published after the last request that changed
 the node. A snapshot holds the active pods as PodResources lists them (in admission order, both
-the v1 and the v1alpha1 container lists), the pods refused at admission and not removed since
-(kubelet's pod manager keeps them, so `Get` answers them), the allocatable memory computed at
-start, the feature gates PodResources reads, and the start error of a kubelet that failed to
-start (every reader then raises it: PodResources answers UNAVAILABLE). The `/metrics` page is
-the host's to give (`metrics_text`).
+the v1 and the v1alpha1 container lists, with each container's memory blocks, exclusive CPUs and
+devices), the pods refused at admission and not removed since (kubelet's pod manager keeps them,
+so `Get` answers them), what GetAllocatableResources answers as computed at start (memory, CPUs
+and devices: `Allocatable`), the feature gates PodResources reads, and the start error of a
+kubelet that failed to start (every reader then raises it: PodResources answers UNAVAILABLE).
+The `/metrics` page is the host's to give (`metrics_text`).
 
 The pods are kept in a `PodBook` and changed pod by pod (`PodChange`): an admission or a removal
 touches one pod, so publishing costs O(touched pods), not O(pods). The node's host and the
@@ -26,22 +27,45 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
+class DeviceEntry:
+    """One `ContainerDevices` entry: a resource, its device IDs and their NUMA nodes (None: the entry carries
+    no topology, as kubelet reports a device whose plugin gave none)."""
+
+    resource_name: str
+    device_ids: tuple[str, ...]
+    numa_nodes: Optional[tuple[int, ...]] = ()
+
+
+@dataclass(frozen=True)
 class ContainerView:
-    """One container as PodResources reports it: name and memory blocks."""
+    """One container as PodResources reports it: name, memory blocks, exclusive CPUs, device entries."""
 
     name: str
     memory: tuple[Block, ...]
+    cpus: tuple[int, ...] = ()
+    devices: tuple[DeviceEntry, ...] = ()
 
 
 @dataclass(frozen=True)
 class PodView:
-    """One active pod: name, namespace, UID, listed containers, pod-level blocks."""
+    """One active pod: name, namespace, UID, listed containers, pod-level blocks and pod-level exclusive CPUs."""
 
     name: str
     namespace: str
     uid: str
     containers: tuple[ContainerView, ...]
     memory: tuple[Block, ...]
+    cpus: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Allocatable:
+    """What `GetAllocatableResources` answers, computed at (re)start: the memory manager's blocks, the CPU
+    manager's allocatable CPUs (ascending) and the device manager's healthy devices."""
+
+    memory: tuple[Block, ...] = ()
+    cpus: tuple[int, ...] = ()
+    devices: tuple[DeviceEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +114,7 @@ class Changes:
     pods: list[PodChange] = field(default_factory=list)
     full: Optional[list[PodEntry]] = None
     full_refused: Optional[list[PodEntry]] = None
-    allocatable: Optional[tuple[Block, ...]] = None
+    allocatable: Optional[Allocatable] = None
     gates: Optional[dict[str, bool]] = None
     started: bool = False
     start_error: Optional[StartError] = None
@@ -103,7 +127,7 @@ class Snapshot:
 
     generation: int
     pods: tuple[PodEntry, ...]
-    allocatable: tuple[Block, ...]
+    allocatable: Allocatable
     gates: Mapping[str, bool]
     refused: tuple[PodEntry, ...] = ()
     start_error: Optional[StartError] = None
@@ -155,7 +179,7 @@ class SnapshotReader:
     GATES = ("KubeletPodResourcesGet", "SidecarContainers")
 
     def __init__(self) -> None:
-        self._snapshot = Snapshot(0, (), (), {})
+        self._snapshot = Snapshot(0, (), Allocatable(), {})
         self._book = PodBook()
         self._cache: dict[str, tuple[int, Any]] = {}
         self._cache_lock = threading.Lock()
@@ -166,7 +190,7 @@ class SnapshotReader:
         old = self._snapshot
         self._snapshot = Snapshot(
             changes.generation, self._book.entries(),
-            old.allocatable if changes.allocatable is None else tuple(changes.allocatable),
+            old.allocatable if changes.allocatable is None else changes.allocatable,
             old.gates if changes.gates is None else dict(changes.gates),
             self._book.refused(),
             changes.start_error if changes.started else old.start_error)
@@ -199,7 +223,11 @@ class SnapshotReader:
 
     def allocatable_blocks(self) -> list[Block]:
         """The memory manager's allocatable memory, as computed at (re)start."""
-        return list(self._running().allocatable)
+        return list(self._running().allocatable.memory)
+
+    def allocatable(self) -> Allocatable:
+        """Everything GetAllocatableResources answers (memory, CPUs, devices), as computed at (re)start."""
+        return self._running().allocatable
 
     def feature_enabled(self, gate: str) -> bool:
         """Whether a feature gate PodResources reads is on."""

@@ -80,16 +80,19 @@ class Clients:
 def serving(tmp_path: Any, kubelet: Optional[dict] = None, *, rate_limit: Any = False, nodes: int = 2,
             providers: Optional[ProviderData] = None, metrics: bool = False,
             state_dir: Any = None, isolate: bool = False,
-            pods_file: bool = False, limits: Limits = DEFAULT_LIMITS) -> Iterator[tuple[NodeServer, Clients]]:
+            pods_file: bool = False, limits: Limits = DEFAULT_LIMITS, machine_info: Any = None,
+            devices: Any = None) -> Iterator[tuple[NodeServer, Clients]]:
     """A started server (state in `tmp_path/state`) and clients; stopped afterwards. `isolate`: the node
     in its own process, as `memorymanager serve` runs it (with its pod list when `pods_file`); `limits`:
-    the readers' and the control requests' work limits."""
+    the readers' and the control requests' work limits; `machine_info` (default: a synthetic machine of
+    `nodes` nodes) and `devices`: the node's machine and device plugins."""
     from memorymanager.server.host import PODS_FILE_NAME
     from memorymanager.server.node_process import GatedFileOps
 
     state = state_dir or (tmp_path / "state")
     os.makedirs(state, exist_ok=True)
-    node = memorymanager.Node(machine(nodes), STATIC if kubelet is None else kubelet, state_dir=state, limits=limits)
+    node = memorymanager.Node(machine(nodes) if machine_info is None else machine_info,
+                              STATIC if kubelet is None else kubelet, state_dir=state, limits=limits, devices=devices)
     host = NodeHost(node, pods_file=os.path.join(state, PODS_FILE_NAME) if pods_file else None,
                     file_ops=GatedFileOps(limits) if isolate else None)
     server = NodeServer(host, str(tmp_path / "pr" / "kubelet.sock"), providers=providers,

@@ -159,8 +159,8 @@ def test_pod_scope_hints_and_pod_level_alignment_metrics(tmp_path):
         assert c.admit(pod("wide", memory="20Gi")).reason == "TopologyAffinityError"  # only [0, 1] fits
         assert c.admit(pod("p", sidecar="proxy")).admitted
         counts = server.host.metrics.snapshot()
-        assert counts.aligned == {"container": 0, "pod": 1}
-        assert counts.aligned_failures == {"container": 0, "pod": 1}
+        assert counts.aligned == {("container", "numa_node"): 0, ("pod", "numa_node"): 1}
+        assert counts.aligned_failures == {("container", "numa_node"): 0, ("pod", "numa_node"): 1}
         assert (counts.admission_requests, counts.admission_errors) == (2, 1)
 
 

@@ -34,7 +34,9 @@ def test_the_registry_is_kubelets_list():
         entry = LISTED[s.name]
         assert (s.type, s.help, sorted(s.labels), s.gate) == \
             (entry["type"], entry["help"], sorted(entry["labels"]), entry.get("gate", "")), s.name
-        if "buckets" in entry:
+        if "buckets" in entry and "list" in entry["buckets"]:
+            assert s.buckets == tuple(entry["buckets"]["list"])
+        elif "buckets" in entry:
             rule = entry["buckets"]["exponential"]
             assert s.buckets == tuple(rule["start"] * rule["factor"] ** k for k in range(rule["count"]))
         else:
@@ -51,12 +53,15 @@ def test_the_page_shows_every_exported_series_as_kubelet_types_and_helps_it(tmp_
     helped = {line.split()[2]: line.split(" ", 3)[3] for line in text.splitlines() if line.startswith("# HELP ")}
     exported = [s for s in SERIES if s.exported]
     missing = {s.name for s in exported} - set(typed) - {PR + "errors_list", PR + "errors_get_allocatable",
-                                                          PR + "errors_get"}  # no error was answered
+                                                          PR + "errors_get",  # no error was answered
+                                                          "kubelet_cpu_manager_allocation_per_numa",
+                                                          "kubelet_device_plugin_registration_total"}
     assert missing == set()
     for s in exported:
         if s.name in typed:
             assert typed[s.name] == s.type and helped[s.name] == "[ALPHA] " + s.help
-    assert not any(name.startswith("kubelet_cpu_manager_") for name in typed)  # pending: no CPU manager here
+    assert "kubelet_cpu_manager_allocation_per_numa" not in typed  # the CPU manager's `none` policy: no children
+    assert "kubelet_device_plugin_registration_total" not in typed  # no device plugin registered
     names = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")]
     assert names == sorted(names)  # client_golang gathers families sorted by name
 

@@ -169,3 +169,66 @@ def test_serve_refuses_a_metrics_address_in_use(tmp_path):
         assert not sock.exists()
     finally:
         busy.close()
+
+
+def test_serve_declares_devices_from_a_file(tmp_path):
+    devices = tmp_path / "devices.yaml"
+    devices.write_text("example.com/gpu:\n- {id: g0, numaNodes: [1]}\n- {id: g1, numaNodes: [0], healthy: false}\n")
+    kubelet = tmp_path / "kubelet.yaml"
+    kubelet.write_text(yaml.safe_dump({"kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1",
+                                       "cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"},
+                                       "topologyManagerPolicy": "single-numa-node"}))
+    sock = str(tmp_path / "kubelet.sock")
+    proc, _ = start(["--machine", str(FIXTURES / "machines" / "dev-dual-socket-2x8.json"), "--kubelet", str(kubelet),
+                     "--devices", str(devices), "--socket", sock])
+    clients = Clients(sock)
+    try:
+        spec = {"containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi",
+                                                                      "example.com/gpu": "1"}}}]}
+        answer = clients.admit(json.dumps({"metadata": {"name": "p"}, "spec": spec}))
+        assert answer.admitted and list(answer.placements[0].numa_nodes) == [1]
+        (container,) = clients.list().pod_resources[0].containers
+        assert [(d.resource_name, list(d.device_ids), [n.ID for n in d.topology.nodes]) for d in container.devices] \
+            == [("example.com/gpu", ["g0"], [1])]
+        assert len(container.cpu_ids) == 2 and set(container.cpu_ids) <= {4, 5, 6, 7, 12, 13, 14, 15}
+        allocatable = clients.allocatable()
+        assert [list(d.device_ids) for d in allocatable.devices] == [["g0"]]  # g1 is unhealthy
+        assert list(allocatable.cpu_ids) == list(range(1, 16))
+    finally:
+        clients.channel.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+
+
+def test_serve_refuses_a_bad_devices_file_in_one_line(tmp_path):
+    machine = str(FIXTURES / "machines" / "dev-dual-socket-2x8.json")
+    cases = {
+        "numa.yaml": ("example.com/gpu:\n- {id: g0, numaNodes: [7]}\n", "NUMA node 7 is not on this machine"),
+        "twice.yaml": ("example.com/gpu:\n- {id: g0}\n- {id: g0}\n", "g0"),
+        "broken.yaml": ("example.com/gpu: [\n", "not valid YAML"),
+    }
+    for name, (text, reason) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        err = io.StringIO()
+        code = cli.main(["serve", "--machine", machine, "--devices", str(path), "--socket", str(tmp_path / "s")],
+                        out=io.StringIO(), err=err)
+        assert code == 2, name
+        lines = err.getvalue().splitlines()
+        assert len(lines) == 1 and str(path) in lines[0] and reason in lines[0], lines
+        assert "Traceback" not in err.getvalue()
+    err = io.StringIO()
+    assert cli.main(["serve", "--machine", machine, "--devices", str(tmp_path / "none.yaml"), "--socket",
+                     str(tmp_path / "s")], out=io.StringIO(), err=err) == 2
+    assert err.getvalue() == f"memorymanager: error: --devices: {tmp_path / 'none.yaml'}: no such file\n"
+    assert not (tmp_path / "s").exists()
+
+
+def test_serve_a_scenario_refuses_other_devices(tmp_path):
+    scenario = FIXTURES / "scenarios" / "devices" / "035-dual-socket-gpus-pull-cpus-and-memory.yaml"
+    other = tmp_path / "devices.yaml"
+    other.write_text("nvidia.com/gpu:\n- {id: g0, numaNodes: [0]}\n- {id: g1, numaNodes: [1]}\n")
+    err = io.StringIO()
+    assert cli.main(["serve", "--scenario", str(scenario), "--devices", str(other), "--socket", str(tmp_path / "s")],
+                    out=io.StringIO(), err=err) == 2
+    assert err.getvalue() == f"memorymanager: error: --devices: declares other devices than the scenario {scenario}\n"

@@ -108,7 +108,7 @@ class NodeControlServicer:
         raise NotImplementedError('Method not implemented!')
 
     def MachineState(self, request, context):
-        """The memory manager's machine state.
+        """The memory manager's machine state and the CPU manager's CPU sets.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
