@@ -117,7 +117,8 @@ def _refusal_sentence(explanation: Explanation, merge: MergePart) -> str:
         return (f"no mask of {hints.preferred_width} node(s) can take {asked} for {merge.target} ({reasons}); "
                 f"the merged hint {fmt_nodes(merge.winner['numaAffinity'])} is wider, so not preferred, and "
                 f"{merge.policy} admits only a preferred hint")
-    others = [pl for pl in merge.lists if pl.provider != MEMORY_MANAGER and pl.resource != NO_PREFERENCE]
+    others = [pl for pl in merge.lists if pl.provider != MEMORY_MANAGER and pl.resource != NO_PREFERENCE
+              and not (pl.filtered and all(h["numaAffinity"] is None for h in pl.filtered))]  # any node: no say
     if others and preferred_masks:
         other_text = "; ".join(f"{pl.provider} {pl.resource} prefers {_preferred_text(pl.filtered)}" for pl in others)
         mem = ", ".join(fmt_nodes(m) for m in preferred_masks)
