@@ -47,7 +47,11 @@ def _device_infos(state: DeviceState, resource: str, available: set[str], reusab
             status = "in use"
         rows.append(DeviceInfo(device_id, list(device.numa_nodes) if device.numa_nodes else None, healthy, status))
     for device_id in sorted(state.allocated.get(resource, set()) - set(declared)):
-        rows.append(DeviceInfo(device_id, None, False, "held" if device_id in held else "in use (no plugin)"))
+        pod_uid, container = state.pod_devices.pod_and_container_of(device_id)
+        recorded = ((state.pod_devices.get_container_devices(pod_uid, container) or {}).get(resource) or {}).get(
+            device_id) if pod_uid else None
+        rows.append(DeviceInfo(device_id, list(recorded) if recorded else None, False,
+                               "held" if device_id in held else "in use (no plugin)"))
     return rows
 
 
