@@ -159,8 +159,8 @@ def build_cpu_hints_part(node: SimulatedNode, pod: Pod, call: CPUHintCall) -> CP
 def _smt_sentence(err: SMTAlignmentError) -> str:
     """Why full-pcpus-only refused, in one sentence."""
     if err.caused_by_physical_cpus:
-        return (f"full-pcpus-only: {err.requested_cpus} CPUs asked, but the free whole cores (the shared pool "
-                f"without the cores of reserved CPUs) hold only {err.available_physical_cpus} CPUs")
+        return (f"full-pcpus-only: {err.requested_cpus} CPUs asked, but the shared pool less every core holding a "
+                f"reserved CPU (with the CPUs the container already holds) has only {err.available_physical_cpus}")
     return (f"full-pcpus-only takes whole cores only: {err.requested_cpus} CPUs is not a multiple of "
             f"{err.cpus_per_core} CPUs per core")
 

@@ -77,7 +77,7 @@ class MergeCall:
     providers_hints: list[ProviderHints]
     best: TopologyHint
     admit: bool
-    providers: list[str] = None  # type: ignore[assignment]
+    providers: Optional[list[str]] = None  # observer provider names, one per map
 
 
 @dataclass

@@ -4,8 +4,11 @@ per NUMA mask, the narrowest-width rule, the CPUs taken stage by stage, SMTAlign
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import memorymanager
+from kubeinputs.cpuset import CPUSet
 from kubeinputs.pod import parse_pod
 from memorymanager.explain.build import explain_pod
 from memorymanager.explain.text import explanation_lines
@@ -92,6 +95,18 @@ def test_smt_alignment_error_is_explained() -> None:
     assert "the CPU manager's Allocate refused app" in e.decision.why
 
 
+def test_smt_alignment_error_for_too_few_physical_cpus() -> None:
+    from tests.explain.helpers import walk
+
+    view = walk("cpu/059-full-pcpus-only-not-enough-physical-cpus.yaml")
+    refused = [s.explanation for s in view.steps if s.explanation and s.explanation.decision
+               and s.explanation.decision.reason == "SMTAlignmentError"]
+    [alloc] = refused[0].cpu_allocation
+    assert alloc.note.startswith("full-pcpus-only: 14 CPUs asked, but the shared pool less every core holding a "
+                                 "reserved CPU")
+    assert alloc.note.endswith("has only 12")
+
+
 def test_providers_are_named_by_their_events_not_their_positions() -> None:
     """On a CPU node the first list is the CPU manager's; hand-written hints come last, named as such."""
     node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), {**STATIC, "memoryManagerPolicy": "Static",
@@ -131,3 +146,26 @@ def test_device_hints_over_device_numa_nodes_and_picks() -> None:
     assert (part.path, part.hints) == ("too-few", [])
     assert e.decision.reason == "TopologyAffinityError"
     assert "device manager example.com/gpu offers no preferred hint" in e.decision.why
+
+
+OPTIONS = [{}, {"full-pcpus-only": "true"}, {"distribute-cpus-across-numa": "true"},
+           {"align-by-socket": "true"}]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=5), st.sampled_from(OPTIONS),
+       st.sampled_from(["best-effort", "restricted"]))
+def test_cpu_part_agrees_with_the_cpu_manager(requests, options, policy) -> None:
+    """Whatever the pods before, the CPU part's recomputed hints equal the manager's and the CPUs re-derived
+    stage by stage are exactly the ones Allocate took (cpu-2s-ht)."""
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"),
+                              {**STATIC, "topologyManagerPolicy": policy, "cpuManagerPolicyOptions": options,
+                               "featureGates": {"CPUManagerPolicyAlphaOptions": True}})
+    for i, cpus in enumerate(requests):
+        e = _explain(node, _pod(f"p{i}", str(cpus * 2)))
+        assert all(h.consistent for h in e.cpu_hints), (requests, options)
+        assert all(a.consistent for a in e.cpu_allocation), (requests, options)
+        taken = [a for a in e.cpu_allocation if a.cpus]
+        if taken:
+            assert sum(len(CPUSet.parse(s.cpus).list()) for s in taken[0].steps) == cpus * 2
+        node.admit(_pod(f"p{i}", str(cpus * 2)))
