@@ -215,10 +215,12 @@ def build_cpu_allocation(node: SimulatedNode, pod: Pod, call: CPUAllocateCall) -
     reused = call.reusable.intersection(taken)
     tail = f"; re-used init-container CPUs {reused}" if not reused.is_empty() else ""
     if affinity is None:
-        part.note = f"no NUMA affinity stored for it: from all {allocatable.size()} free CPU(s){tail}"
+        part.note = (f"no NUMA affinity stored for it: from all {allocatable.size()} free"
+                     + (" or re-usable" if call.reusable.size() else "") + f" CPU(s){tail}")
         return part
     where = f"{'the sockets of ' if policy.options.align_by_socket else ''}NUMA node(s) {fmt_nodes(part.affinity)}"
     aligned = policy.get_aligned_cpus(affinity, allocatable).size()
-    part.note = (f"from the merged hint's {where} first ({aligned} free CPU(s) there)"
+    free_word = "free or re-usable" if call.reusable.size() else "free"
+    part.note = (f"from the merged hint's {where} first ({aligned} {free_word} CPU(s) there)"
                  + ("" if aligned >= request else f", the other {request - aligned} from anywhere") + tail)
     return part

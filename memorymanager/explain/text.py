@@ -112,7 +112,8 @@ def _cpu_lines(e: Explanation, s: _Style) -> list[str]:
         if not part.consistent:
             lines.append(s.bad("     warning: the recomputed CPU hints differ from the manager's (please report)"))
     if not e.cpu_hints:
-        lines.append("   not asked")
+        lines.append("   not asked: the topology manager " + (
+            "policy none asks no hint provider" if e.asked.topology_policy == "none" else "asked no hints"))
     return lines
 
 
