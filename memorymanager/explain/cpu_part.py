@@ -119,6 +119,16 @@ def build_cpu_hints_part(node: SimulatedNode, pod: Pod, call: CPUHintCall) -> CP
             part.note = "no preference"
         return part
     held = CPUSet().union(*call.held.values())
+    if call.container is None:
+        by_name = {c.name: c for c in pod.all_containers()}
+        odd = [(name, cpus) for name, cpus in call.held.items() if name in by_name
+               and cpus.size() != guaranteed_cpus(pod, by_name[name], policy.feature_gates)]
+        if odd:
+            name, cpus = odd[0]
+            part.path = "regenerated"
+            part.note = (f"{name} already holds {cpus.size()} CPUs ({cpus}), not the number it asks for: "
+                         "no placement possible")
+            return part
     if call.container is not None and call.container.name in call.held:
         part.path = "regenerated"
         if held.size() != request:
