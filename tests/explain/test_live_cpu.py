@@ -98,3 +98,10 @@ def test_devices_not_accounting_for_the_checkpoint_are_refused(tmp_path: Path) -
     assert code == 2 and str(other) in err and "Traceback" not in err, err
     code, _, err = run("explain", "fixtures/scenarios/tutorial/001-single-node-fit.yaml", "--devices", str(other))
     assert code == 2 and "--devices" in err
+
+
+def test_what_if_says_memory_is_not_what_keeps_it_out() -> None:
+    code, out, err = run("explain", "--node", str(NODE), POD, "--what-if")
+    assert code == 0, err
+    assert "memory fits worker on 1 (the preferred width): memory is not what keeps it out" in out
+    assert "topology manager policy best-effort, scope container: admitted: worker on node 1 (not preferred)" in out
