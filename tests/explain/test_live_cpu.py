@@ -101,7 +101,7 @@ def test_devices_not_accounting_for_the_checkpoint_are_refused(tmp_path: Path) -
 
 
 def test_what_if_says_memory_is_not_what_keeps_it_out() -> None:
-    code, out, err = run("explain", "--node", str(NODE), POD, "--what-if")
+    code, out, err = run("explain", "--node", str(NODE), POD, "--devices", DEVICES, "--what-if")
     assert code == 0, err
     assert "memory fits worker on 1 (the preferred width): memory is not what keeps it out" in out
     assert "topology manager policy best-effort, scope container: admitted: worker on node 1 (not preferred)" in out
