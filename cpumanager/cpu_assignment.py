@@ -30,6 +30,7 @@ Sets are int bitmasks (bit i = CPU i) from start to end; every ordering is a tot
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Optional
 
@@ -42,6 +43,26 @@ from cpumanager.topology import CPUTopology
 # CPUSortingStrategy: the order of single CPUs (and whether whole cores are taken first).
 CPU_SORTING_STRATEGY_PACKED = "packed"
 CPU_SORTING_STRATEGY_SPREAD = "spread"
+
+# The stages of takeByTopology a CPU can be taken in (`TakeStep.stage`), for tools that say why.
+STAGE_NUMA_NODES = "whole NUMA nodes"
+STAGE_SOCKETS = "whole sockets"
+STAGE_UNCORE = "uncore cache"
+STAGE_CORES = "whole cores"
+STAGE_CPUS = "single CPUs"
+STAGE_DISTRIBUTED = "distributed across NUMA nodes"
+
+
+@dataclass
+class TakeStep:
+    """CPUs one stage of takeByTopology took (`steps` sink of the take functions): the stage, the CPUs, and
+    for the distributed algorithm the NUMA node; `phase` is set by the caller (the static policy: aligned
+    to the hint first, then the rest)."""
+
+    stage: str
+    cpus: CPUSet
+    numa_node: Optional[int] = None
+    phase: str = ""
 
 
 def _ids(masks: dict[int, int], mask: int) -> list[int]:
@@ -304,8 +325,10 @@ def _not_enough(requested: int, available: CPUSet) -> CPUManagerError:
 
 def take_by_topology_numa_packed(topo: CPUTopology, available: CPUSet, num_cpus: int,
                                  strategy: str = CPU_SORTING_STRATEGY_PACKED,
-                                 prefer_align_by_uncore_cache: bool = False) -> CPUSet:
-    """takeByTopologyNUMAPacked: `num_cpus` CPUs of `available`, packed (see module doc).
+                                 prefer_align_by_uncore_cache: bool = False,
+                                 steps: Optional[list[TakeStep]] = None) -> CPUSet:
+    """takeByTopologyNUMAPacked: `num_cpus` CPUs of `available`, packed (see module doc); `steps`, when
+    given, receives the CPUs each stage took, in order (the answer does not change).
 
     Raises CPUManagerError with kubelet's text when fewer are free."""
     acc = CPUAccumulator(topo, available, num_cpus, strategy)
@@ -313,23 +336,20 @@ def take_by_topology_numa_packed(topo: CPUTopology, available: CPUSet, num_cpus:
         return CPUSet(acc.result)
     if acc.is_failed():
         raise _not_enough(num_cpus, available)
-    acc.take_full_first_level()
-    if acc.is_satisfied():
-        return CPUSet(acc.result)
-    acc.take_full_second_level()
-    if acc.is_satisfied():
-        return CPUSet(acc.result)
+    first, second = (STAGE_NUMA_NODES, STAGE_SOCKETS) if acc.numa_first else (STAGE_SOCKETS, STAGE_NUMA_NODES)
+    stages = [(first, acc.take_full_first_level), (second, acc.take_full_second_level)]
     if prefer_align_by_uncore_cache:
-        acc.take_uncore_cache()
-        if acc.is_satisfied():
-            return CPUSet(acc.result)
+        stages.append((STAGE_UNCORE, acc.take_uncore_cache))
     if strategy != CPU_SORTING_STRATEGY_SPREAD:
-        acc.take_full_cores()
+        stages.append((STAGE_CORES, acc.take_full_cores))
+    stages.append((STAGE_CPUS, acc.take_remaining_cpus))
+    for stage, run in stages:
+        before = acc.result
+        run()
+        if steps is not None and acc.result != before:
+            steps.append(TakeStep(stage, CPUSet(acc.result & ~before)))
         if acc.is_satisfied():
             return CPUSet(acc.result)
-    acc.take_remaining_cpus()
-    if acc.is_satisfied():
-        return CPUSet(acc.result)
     raise CPUManagerError("failed to allocate cpus")
 
 
@@ -357,6 +377,17 @@ def _packed_or_empty(topo: CPUTopology, available: CPUSet, num_cpus: int, strate
         return 0
 
 
+def _note(steps: Optional[list[TakeStep]], taken: int, numa: int) -> None:
+    """Record what one NUMA node gave the distributed algorithm (merged with its earlier share)."""
+    if steps is None or not taken:
+        return
+    for step in steps:
+        if step.stage == STAGE_DISTRIBUTED and step.numa_node == numa:
+            step.cpus = step.cpus.union(CPUSet(taken))
+            return
+    steps.append(TakeStep(STAGE_DISTRIBUTED, CPUSet(taken), numa))
+
+
 def standard_deviation(values: list[int]) -> float:
     """kubelet's standardDeviation: population deviation around the rounded mean, rounded to 3 decimals."""
     m = _go_round(sum(float(v) for v in values) / len(values) * 1000) / 1000
@@ -367,12 +398,14 @@ def standard_deviation(values: list[int]) -> float:
 
 
 def take_by_topology_numa_distributed(topo: CPUTopology, available: CPUSet, num_cpus: int, cpu_group_size: int,
-                                      strategy: str = CPU_SORTING_STRATEGY_PACKED) -> CPUSet:
+                                      strategy: str = CPU_SORTING_STRATEGY_PACKED,
+                                      steps: Optional[list[TakeStep]] = None) -> CPUSet:
     """takeByTopologyNUMADistributed (KEP-2902): spread `num_cpus` evenly over the fewest NUMA nodes,
     in groups of `cpu_group_size` CPUs; packed when the request is not a whole number of groups or
-    no combination balances. Raises CPUManagerError with kubelet's texts."""
+    no combination balances. `steps` receives what each NUMA node gave (or the packed stages).
+    Raises CPUManagerError with kubelet's texts."""
     if num_cpus % cpu_group_size != 0:
-        return take_by_topology_numa_packed(topo, available, num_cpus, strategy, False)
+        return take_by_topology_numa_packed(topo, available, num_cpus, strategy, False, steps)
     acc = CPUAccumulator(topo, available, num_cpus, strategy)
     if acc.is_satisfied():
         return CPUSet(acc.result)
@@ -439,7 +472,9 @@ def take_by_topology_numa_distributed(topo: CPUTopology, available: CPUSet, num_
             continue
         distribution = (num_cpus // len(best_combo) // cpu_group_size) * cpu_group_size
         for n in best_combo:
-            acc.take(_packed_or_empty(topo, CPUSet(acc.avail & numa_masks[n]), distribution, strategy))
+            taken = _packed_or_empty(topo, CPUSet(acc.avail & numa_masks[n]), distribution, strategy)
+            acc.take(taken)
+            _note(steps, taken, n)
         remainder = num_cpus - distribution * len(best_combo)
         while remainder > 0:
             before = remainder
@@ -448,7 +483,9 @@ def take_by_topology_numa_distributed(topo: CPUTopology, available: CPUSet, num_
                     break
                 if free_in(n) < cpu_group_size:
                     continue
-                acc.take(_packed_or_empty(topo, CPUSet(acc.avail & numa_masks[n]), cpu_group_size, strategy))
+                taken = _packed_or_empty(topo, CPUSet(acc.avail & numa_masks[n]), cpu_group_size, strategy)
+                acc.take(taken)
+                _note(steps, taken, n)
                 remainder -= cpu_group_size
             if remainder == before:
                 raise _endless("while taking the remainder")
@@ -457,4 +494,4 @@ def take_by_topology_numa_distributed(topo: CPUTopology, available: CPUSet, num_
         if acc.needed < 0:
             raise CPUManagerError(f"accounting error, too many CPUs allocated, remaining: {acc.needed}")
         return CPUSet(acc.result)
-    return take_by_topology_numa_packed(topo, available, num_cpus, strategy, False)
+    return take_by_topology_numa_packed(topo, available, num_cpus, strategy, False, steps)

@@ -29,7 +29,7 @@ from topologymanager.observer import (ALREADY_PRESENT, CPU_MANAGER, NO_OBSERVER,
 from topologymanager.scope import CONTAINER_TOPOLOGY_SCOPE
 
 from cpumanager.alignment import Allocation
-from cpumanager.cpu_assignment import (CPU_SORTING_STRATEGY_PACKED, CPU_SORTING_STRATEGY_SPREAD,
+from cpumanager.cpu_assignment import (CPU_SORTING_STRATEGY_PACKED, CPU_SORTING_STRATEGY_SPREAD, TakeStep,
                                        take_by_topology_numa_distributed, take_by_topology_numa_packed)
 from cpumanager.errors import CPUManagerError
 from cpumanager.hints import generate_cpu_topology_hints
@@ -45,6 +45,16 @@ EMPTY_POD_SHARED_POOL_REASON = "EmptyPodSharedPoolError"
 CPU = "cpu"
 # Why Allocate leaves a container alone (`Observer.skipped`): no integral request of a Guaranteed pod.
 SHARED_POOL = "container belongs in the shared pool"
+# plan_cpus' phases (TakeStep.phase): CPUs of the merged hint's NUMA nodes (or sockets) first, then any.
+PHASE_ALIGNED = "aligned"
+PHASE_REST = "rest"
+
+
+def _phase(steps: Optional[list[TakeStep]], phase: str) -> None:
+    """Mark the steps recorded since the last phase with `phase`."""
+    for step in steps or ():
+        if not step.phase:
+            step.phase = phase
 
 
 class SMTAlignmentError(CPUManagerError):
@@ -241,13 +251,23 @@ class StaticPolicy:
         """allocateCPUs: aligned CPUs (the hint's NUMA nodes or sockets) first, then any others; the
         result leaves the shared pool."""
         allocatable = self.get_available_cpus(state).union(reusable)
+        result = self.plan_cpus(allocatable, num_cpus, numa_affinity)
+        state.set_default_cpu_set(state.get_default_cpu_set().difference(result))
+        return Allocation(result, self.topology.check_alignment(result))
+
+    def plan_cpus(self, allocatable: CPUSet, num_cpus: int, numa_affinity: Optional[int],
+                  steps: Optional[list[TakeStep]] = None) -> CPUSet:
+        """The CPUs allocateCPUs takes out of `allocatable` (free plus re-usable) for the hint's NUMA nodes,
+        changing nothing; `steps` receives each takeByTopology stage, its `phase` PHASE_ALIGNED (from the
+        hint's NUMA nodes or sockets) or PHASE_REST (from anywhere). Raises CPUManagerError."""
         result = CPUSet()
         if numa_affinity is not None:
             aligned = self.get_aligned_cpus(numa_affinity, allocatable)
-            result = result.union(self.take_by_topology(aligned, min(num_cpus, aligned.size())))
-        result = result.union(self.take_by_topology(allocatable.difference(result), num_cpus - result.size()))
-        state.set_default_cpu_set(state.get_default_cpu_set().difference(result))
-        return Allocation(result, self.topology.check_alignment(result))
+            result = result.union(self.take_by_topology(aligned, min(num_cpus, aligned.size()), steps))
+            _phase(steps, PHASE_ALIGNED)
+        result = result.union(self.take_by_topology(allocatable.difference(result), num_cpus - result.size(), steps))
+        _phase(steps, PHASE_REST)
+        return result
 
     def get_aligned_cpus(self, numa_affinity: int, allocatable: CPUSet) -> CPUSet:
         """getAlignedCPUs: the allocatable CPUs of the hint's NUMA nodes (align-by-socket: of their sockets)."""
@@ -257,16 +277,17 @@ class StaticPolicy:
             return allocatable.intersection(details.cpus_in_sockets(*details.sockets_in_numa_nodes(*bits)))
         return allocatable.intersection(details.cpus_in_numa_nodes(*bits))
 
-    def take_by_topology(self, available: CPUSet, num_cpus: int) -> CPUSet:
+    def take_by_topology(self, available: CPUSet, num_cpus: int, steps: Optional[list[TakeStep]] = None) -> CPUSet:
         """takeByTopology with the policy options: distributed across NUMA nodes (in whole cores with
-        full-pcpus-only) or packed (spread across cores, uncore-cache aligned as configured)."""
+        full-pcpus-only) or packed (spread across cores, uncore-cache aligned as configured); `steps`
+        receives the stages (cpu_assignment.TakeStep)."""
         strategy = CPU_SORTING_STRATEGY_SPREAD if self.options.distribute_cpus_across_cores \
             else CPU_SORTING_STRATEGY_PACKED
         if self.options.distribute_cpus_across_numa:
             group = self.cpu_group_size if self.options.full_physical_cpus_only else 1
-            return take_by_topology_numa_distributed(self.topology, available, num_cpus, group, strategy)
+            return take_by_topology_numa_distributed(self.topology, available, num_cpus, group, strategy, steps)
         return take_by_topology_numa_packed(self.topology, available, num_cpus, strategy,
-                                            self.options.prefer_align_by_uncore_cache)
+                                            self.options.prefer_align_by_uncore_cache, steps)
 
     def remove_container(self, state: State, pod_uid: str, container_name: str) -> None:
         """RemoveContainer: give the container's CPUs back to the shared pool, except CPUs another

@@ -1,7 +1,8 @@
 """`memorymanager explain`: why a pod lands where it does, or is refused.
 
     memorymanager explain SCENARIO [--step N] [--what-if] [--format text|json|html] [-o FILE]
-    memorymanager explain --node ROOT POD [--kubelet-config FILE] [--hints FILE] [--what-if] [--format ...] [-o FILE]
+    memorymanager explain --node ROOT POD [--kubelet-config FILE] [--devices FILE] [--hints FILE] [--what-if]
+                          [--format ...] [-o FILE]
     memorymanager explain --start SCENARIO | --start --node ROOT [--kubelet-config FILE]
                           | --start --kubelet-config FILE --machine FILE [--checkpoint FILE]   [--format ...] [-o FILE]
 
@@ -38,6 +39,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    help="with --node: the KubeletConfiguration (default ROOT/var/lib/kubelet/config.yaml)")
     p.add_argument("--hints", metavar="FILE",
                    help="with --node: other providers' hints, {container: {resource: [hint]}} or {resource: [hint]}")
+    p.add_argument("--devices", metavar="FILE",
+                   help="with --node: the device plugins' devices, {resource: [{id, numaNodes, healthy}]} (sysfs does "
+                   "not list them; without it the device checkpoint's devices show as allocated, with no plugin)")
     p.add_argument("--what-if", action="store_true",
                    help="also what would make a refused pod fit (or an admitted pod's headroom), each answer checked "
                    "by admitting on a copy of the node")
@@ -85,8 +89,8 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
 
 def _start_usage(args: argparse.Namespace) -> Optional[str]:
     """What is wrong with the arguments of `explain --start`, or None."""
-    if args.step is not None or args.hints or args.what_if:
-        return "--step, --hints and --what-if do not apply to --start"
+    if args.step is not None or args.hints or args.what_if or args.devices:
+        return "--step, --hints, --devices and --what-if do not apply to --start"
     if args.node is not None:
         if args.path or args.machine or args.checkpoint:
             return "--start --node ROOT takes no scenario, --machine or --checkpoint"
@@ -130,7 +134,7 @@ def _render_node(args: argparse.Namespace, color: bool) -> str:
 
     kept: dict = {}
     explanation = explain_on_node(args.node, args.path, args.kubelet_config, args.hints, kept, args.what_if,
-                                  limits_of(args))
+                                  limits_of(args), args.devices)
     if args.format == "json":
         from memorymanager.explain.jsondoc import dumps, node_document
 
@@ -151,8 +155,8 @@ def _usage(args: argparse.Namespace) -> Optional[str]:
         return "--machine and --checkpoint need --start"
     if not args.path:
         return "give a scenario file (or, with --node ROOT, a pod manifest), or --start"
-    if args.node is None and (args.kubelet_config or args.hints):
-        return "--kubelet-config and --hints need --node"
+    if args.node is None and (args.kubelet_config or args.hints or args.devices):
+        return "--kubelet-config, --devices and --hints need --node"
     if args.node is not None and args.step is not None:
         return "--step applies to scenarios, not to --node"
     return None
@@ -174,7 +178,7 @@ def output_reads_back(args: argparse.Namespace) -> Optional[str]:
     if root != os.path.realpath(os.sep):
         return f"it is under the node root {args.node} being read" if _inside(target, root) else None
     read = [os.path.join(root, "sys"), os.path.join(root, "var", "lib", "kubelet")]
-    read += [os.path.realpath(p) for p in (args.path, args.kubelet_config, args.hints) if p]
+    read += [os.path.realpath(p) for p in (args.path, args.kubelet_config, args.hints, args.devices) if p]
     for folder in read:
         if _inside(target, folder):
             return f"it is under {folder}, which is read"

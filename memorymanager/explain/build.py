@@ -15,7 +15,10 @@ calling the same pure functions the managers decide with:
   building blocks (`preferred_candidates`, `produced_masks`,
   `max_of_min_affinity_counts`, `fitter_key_for`, `non_preferred_rank`);
 * decision: the policy's `can_admit_pod_result` and the admission result itself;
-* allocation: machine-state differences around the real Allocate calls.
+* allocation: machine-state differences around the real Allocate calls;
+* CPU manager: the mask rule of generateCPUTopologyHints (`cpumanager.listed_hints` helpers) and the
+  static policy's `plan_cpus` (takeByTopology's stages), `explain/cpu_part.py`;
+* device manager: generateDeviceTopologyHints' counts and `filter_by_affinity`, `explain/device_part.py`.
 
 Each recomputed result is compared with the one the managers produced (`consistent`).
 """
@@ -25,6 +28,8 @@ from typing import Optional
 
 from kubeinputs.pod import Pod
 from memorymanager.explain.asked import build_asked
+from memorymanager.explain.cpu_part import build_cpu_allocation, build_cpu_hints_part, cpu_node_rows
+from memorymanager.explain.device_part import build_device_allocations, build_device_hints_parts, device_inventory
 from memorymanager.explain.hints_part import build_hints_part
 from memorymanager.explain.merge_part import build_merge_part
 from memorymanager.explain.model import Explanation
@@ -56,13 +61,23 @@ def explain_pod(node: SimulatedNode, pod: Pod, extra: Optional[FixedHintProvider
     trial.add_observer(recorder)
     before = trial.memory_manager.state().get_machine_state()
     explanation = Explanation(op=op, asked=build_asked(trial, pod), allocatable=machine_allocatable_terms(before))
+    explanation.cpu_policy = trial.cpu_manager.policy_name()
+    explanation.cpu_options = dict(trial.config.cpu_manager_policy_options)
+    explanation.cpu_nodes = cpu_node_rows(trial)
+    explanation.devices = device_inventory(trial)
     if op == "hints":
         trial.topology_hints(pod)
     else:
         outcome = trial.admit(pod, extra)
     explanation.hints = [build_hints_part(trial, pod, call) for call in recorder.hint_calls]
+    explanation.cpu_hints = [build_cpu_hints_part(trial, pod, call) for call in recorder.cpu_hint_calls]
+    explanation.device_hints = [part for call in recorder.device_hint_calls
+                                for part in build_device_hints_parts(trial, pod, call)]
     if op == "hints":
         return explanation
+    explanation.cpu_allocation = [build_cpu_allocation(trial, pod, call) for call in recorder.cpu_allocate_calls]
+    explanation.device_allocation = [part for call in recorder.device_allocate_calls
+                                     for part in build_device_allocations(trial, pod, call)]
     policy = trial.topology_manager.get_policy()
     explanation.merges = [build_merge_part(policy, call.target, call) for call in recorder.merge_calls]
     explanation.decision = build_decision(trial, pod, explanation, outcome)

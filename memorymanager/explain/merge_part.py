@@ -9,7 +9,7 @@ from typing import Sequence
 
 from memorymanager.node.render import hint_to_obj
 from memorymanager.explain.model import MergePart, ProviderList, Rival
-from memorymanager.explain.recorder import MergeCall
+from memorymanager.explain.recorder import HAND_WRITTEN, MergeCall
 from topologymanager import bitmask
 from topologymanager.fast_merge import produced_masks
 from topologymanager.family_merge import family_merge_hints
@@ -19,19 +19,29 @@ from topologymanager.merge import filter_providers_hints, max_of_min_affinity_co
 from topologymanager.merge_order import fitter_key_for, non_preferred_rank, preferred_candidates
 from topologymanager.policy import POLICY_NONE, POLICY_SINGLE_NUMA_NODE, Policy
 from topologymanager.policy_single_numa_node import filter_single_numa_hints
+from topologymanager.observer import CPU_MANAGER as OBSERVED_CPU, DEVICE_MANAGER as OBSERVED_DEVICES
+from topologymanager.observer import MEMORY_MANAGER as OBSERVED_MEMORY
 
 MAX_RIVALS = 3
 MEMORY_MANAGER = "memory manager"
-INJECTED = "injected hints (other providers)"
+CPU_MANAGER = "CPU manager"
+DEVICE_MANAGER = "device manager"
+INJECTED = "hand-written hints (providers)"
+NO_PREFERENCE = "(no preference)"
+# observer provider names (topologymanager.observer, recorder.HAND_WRITTEN) -> how explain names them
+PROVIDER_LABELS = {OBSERVED_MEMORY: MEMORY_MANAGER, OBSERVED_CPU: CPU_MANAGER, OBSERVED_DEVICES: DEVICE_MANAGER,
+                   HAND_WRITTEN: INJECTED}
 
 
-def _list_labels(providers_hints: list) -> list[tuple[str, str]]:
-    """(provider, resource) of each list `filter_providers_hints` makes, in its order."""
+def _list_labels(call: MergeCall) -> list[tuple[str, str]]:
+    """(provider, resource) of each list `filter_providers_hints` makes, in its order: each provider named by
+    the event that announced its hints (registration order), never by its position."""
     labels = []
-    for index, hints in enumerate(providers_hints):
-        provider = MEMORY_MANAGER if index == 0 else INJECTED
+    names = call.providers or [HAND_WRITTEN] * len(call.providers_hints)
+    for name, hints in zip(names, call.providers_hints):
+        provider = PROVIDER_LABELS.get(name, name)
         if not hints:
-            labels.append((provider, "(no preference)"))
+            labels.append((provider, NO_PREFERENCE))
         else:
             labels.extend((provider, resource) for resource in hints)
     return labels
@@ -90,7 +100,7 @@ def _rank_rule(winner: int, rival: int, best: int, key, uses_distance: bool) -> 
 
 def build_merge_part(policy: Policy, target: str, call: MergeCall) -> MergePart:
     """Part 3 for one merge, recomputed with the fast merge's building blocks."""
-    labels = _list_labels(call.providers_hints)
+    labels = _list_labels(call)
     if policy.name == POLICY_NONE:
         return MergePart(target, policy.name, False, [], 0, "policy-none", None, 0, 0, hint_to_obj(call.best),
                          "topology manager policy none: nothing is merged; every pod gets the empty hint",

@@ -201,6 +201,151 @@ class WhatIf:
 
 
 @dataclass
+class CPUNodeRow:
+    """One NUMA node's CPUs as the static CPU policy sees them (cpusets written like `0-3,8-11`)."""
+
+    node: int
+    cpus: str  # every CPU of the node
+    free: str  # in the shared pool and not reserved: what exclusive requests can take
+    reserved: str
+    exclusive: str  # held exclusively by containers
+
+
+@dataclass
+class CPUMaskRow:
+    """One NUMA mask as generateCPUTopologyHints judged it."""
+
+    nodes: list[int]
+    cpus: int  # CPUs of the machine in the mask (free or not): what the narrowest width is counted on
+    free: int  # free CPUs in the mask
+    reusable_inside: bool  # every re-usable CPU lies in the mask
+    fits: bool  # re-usable + free CPUs cover the request
+    hint: bool
+    preferred: bool
+    verdict: str
+
+
+@dataclass
+class CPUHintsPart:
+    """The CPU manager's hints for one container (or the pod): the CPUs counted per NUMA mask."""
+
+    target: str
+    path: str  # calculated | regenerated | none
+    note: str
+    requested: int  # exclusive CPUs asked for (0: the shared pool)
+    available: str = ""  # free CPUs (shared pool minus reserved)
+    reusable: str = ""  # the pod's finished init containers' CPUs
+    held: str = ""  # CPUs the container (pod) already holds
+    min_affinity_size: Optional[int] = None  # the narrowest width whose CPUs could hold the request
+    align_by_socket: bool = False
+    hints: Optional[list[dict]] = None  # the `cpu` hints returned (None: no preference)
+    total_masks: int = 0
+    masks: list[CPUMaskRow] = field(default_factory=list)
+    omitted: dict[str, int] = field(default_factory=dict)  # hint | fails -> masks not listed
+    consistent: bool = True
+
+
+@dataclass
+class CPUTakeRow:
+    """CPUs one stage of takeByTopology took, and why."""
+
+    phase: str  # aligned (from the merged hint's NUMA nodes or sockets) | rest (from anywhere)
+    stage: str  # whole NUMA nodes | whole sockets | uncore cache | whole cores | single CPUs | distributed ...
+    numa_node: Optional[int]
+    cpus: str
+
+
+@dataclass
+class CPUAllocation:
+    """What the CPU manager's Allocate did for one container (AllocatePod: the pod)."""
+
+    target: str
+    requested: int
+    affinity: Optional[list[int]]  # the merged hint's NUMA nodes it aligned to (None: any)
+    cpus: str  # the exclusive CPUs it holds after the call ("": the shared pool)
+    free_before: str = ""
+    aligned_free: str = ""  # free (+ re-usable) CPUs of the hint's NUMA nodes (align-by-socket: sockets)
+    steps: list[CPUTakeRow] = field(default_factory=list)
+    note: str = ""
+    error: str = ""
+    reason: str = ""  # the admission reason of the error (SMTAlignmentError, ...)
+    consistent: bool = True  # the re-derived CPUs equal the ones Allocate took
+
+
+@dataclass
+class DeviceInfo:
+    """One device of a resource as the device manager sees it."""
+
+    id: str
+    numa_nodes: Optional[list[int]]  # None: no topology
+    healthy: bool
+    state: str  # free | held (by this container or pod) | re-usable | in use | unhealthy | in use (no plugin)
+
+
+@dataclass
+class DeviceMaskRow:
+    """One NUMA mask (over the NUMA nodes hosting the resource's devices) as generateDeviceTopologyHints judged it."""
+
+    nodes: list[int]
+    devices: int  # registered devices touching the mask (the narrowest width is counted on these)
+    free: int  # available devices touching the mask
+    reusable_inside: bool  # every re-usable device with topology touches the mask
+    fits: bool
+    hint: bool
+    preferred: bool
+    verdict: str
+
+
+@dataclass
+class DeviceHintsPart:
+    """The device manager's hints for one resource of one container (or the pod)."""
+
+    target: str
+    resource: str
+    requested: int
+    path: str  # calculated | regenerated | no-topology | too-few
+    note: str
+    device_nodes: list[int] = field(default_factory=list)  # the NUMA nodes masks are made of
+    devices: list[DeviceInfo] = field(default_factory=list)
+    min_affinity_size: Optional[int] = None
+    hints: Optional[list[dict]] = None  # None: no preference
+    total_masks: int = 0
+    masks: list[DeviceMaskRow] = field(default_factory=list)
+    omitted: dict[str, int] = field(default_factory=dict)
+    consistent: bool = True
+
+
+@dataclass
+class DevicePick:
+    """A device Allocate gave, and why it was taken."""
+
+    id: str
+    numa_nodes: Optional[list[int]]
+    why: str  # re-used | aligned | not aligned | no topology | already held
+
+
+@dataclass
+class DeviceAllocation:
+    """What the device manager's Allocate did for one resource of one container."""
+
+    target: str
+    resource: str
+    requested: int
+    affinity: Optional[list[int]]
+    picks: list[DevicePick] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass
+class DeviceInventory:
+    """A device resource of the node: its devices, their NUMA nodes and state."""
+
+    resource: str
+    devices: list[DeviceInfo]
+    registered: bool  # a plugin declared it (else known from the checkpoint only)
+
+
+@dataclass
 class Explanation:
     """Everything explain says about one pod (one `admit` or `hints` step)."""
 
@@ -213,6 +358,14 @@ class Explanation:
     allocation: Optional[AllocationPart] = None
     error: str = ""  # the node could not be asked (not running, bad input)
     what_if: Optional[WhatIf] = None  # only when asked for (`--what-if`)
+    cpu_policy: str = "none"  # the CPU manager's policy
+    cpu_options: dict[str, str] = field(default_factory=dict)  # cpuManagerPolicyOptions
+    cpu_nodes: list[CPUNodeRow] = field(default_factory=list)  # static policy: CPUs per NUMA node, before
+    cpu_hints: list[CPUHintsPart] = field(default_factory=list)
+    cpu_allocation: list[CPUAllocation] = field(default_factory=list)
+    devices: list[DeviceInventory] = field(default_factory=list)  # the node's device resources, before
+    device_hints: list[DeviceHintsPart] = field(default_factory=list)
+    device_allocation: list[DeviceAllocation] = field(default_factory=list)
 
 
 @dataclass

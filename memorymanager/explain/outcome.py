@@ -6,7 +6,7 @@ from typing import Optional
 
 from kubeinputs.pod import Pod
 from kubeinputs.qos import GUARANTEED
-from memorymanager.explain.merge_part import INJECTED
+from memorymanager.explain.merge_part import CPU_MANAGER, MEMORY_MANAGER, NO_PREFERENCE
 from memorymanager.explain.model import (
     AllocationPart,
     ContainerAllocation,
@@ -29,6 +29,23 @@ def _mm_part(explanation: Explanation, target: str) -> Optional[HintsPart]:
     return next((h for h in explanation.hints if h.target == target), None)
 
 
+def _pinned_elsewhere(explanation: Explanation) -> bool:
+    """Whether the CPU or device manager pinned something for the pod."""
+    return any(a.cpus and not a.error for a in explanation.cpu_allocation) or \
+        any(a.picks for a in explanation.device_allocation)
+
+
+def _allocate_refusal(explanation: Explanation) -> Optional[str]:
+    """The CPU or device manager's refusing Allocate, in one sentence, or None."""
+    cpu = next((a for a in explanation.cpu_allocation if a.error), None)
+    if cpu is not None:
+        return f"the CPU manager's Allocate refused {cpu.target}: {cpu.note or cpu.error}"
+    device = next((a for a in explanation.device_allocation if a.error), None)
+    if device is not None:
+        return f"the device manager's Allocate refused {device.resource} for {device.target}: {device.error}"
+    return None
+
+
 def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outcome: AdmitOutcome) -> Decision:
     """Part 4: kubelet's answer, and one sentence of why."""
     decision = Decision(outcome.admit, outcome.reason, outcome.message, "")
@@ -39,15 +56,19 @@ def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outc
         merged = explanation.merges[-1] if explanation.merges else None
         hints = _mm_part(explanation, merged.target) if merged else None
         where = f" ({_where(merged.winner['numaAffinity'])})" if merged else ""
+        other = _allocate_refusal(explanation)
         decision.why = f"the topology manager accepted the merged hint{where}, but the memory manager's Allocate refused"
-        if hints is not None and hints.path == "calculated" and not hints.hints:
+        if other is not None:
+            decision.why = f"the topology manager accepted the merged hint{where}, but {other}"
+        elif hints is not None and hints.path == "calculated" and not hints.hints:
             decision.why = (f"no NUMA mask can hold {fmt_sizes(hints.requested)} for {hints.target}: the memory "
                             f"manager gave no hints, which the merge reads as no preference, and then Allocate "
                             f"found no NUMA nodes with enough memory")
     elif explanation.asked is not None and explanation.asked.qos != GUARANTEED:
         decision.why = (f"admitted: the pod is {explanation.asked.qos}, so it is not pinned (only Guaranteed pods "
                         "get exclusive NUMA memory)")
-    elif explanation.asked is not None and explanation.asked.memory_policy != "Static":
+    elif explanation.asked is not None and explanation.asked.memory_policy != "Static" and \
+            not _pinned_elsewhere(explanation):
         decision.why = "admitted: not pinned (memory manager policy None gives no pod exclusive NUMA memory)"
     else:
         placed = []
@@ -62,6 +83,9 @@ def build_decision(node: SimulatedNode, pod: Pod, explanation: Explanation, outc
             decision.why = ("admitted: topology manager policy none admits every pod and stores no hint, so "
                             "Allocate places each container on the memory manager's default hint "
                             "(its best hint)")
+        elif _pinned_elsewhere(explanation):
+            decision.why = ("admitted: topology manager policy none admits every pod and stores no hint; the CPU and "
+                            "device managers pick from any NUMA node")
         else:
             decision.why = "admitted: topology manager policy none admits every pod; no memory is pinned for it"
         if any(m.winner["preferred"] is False and m.path != "policy-none" for m in explanation.merges):
@@ -93,16 +117,55 @@ def _refusal_sentence(explanation: Explanation, merge: MergePart) -> str:
         return (f"no mask of {hints.preferred_width} node(s) can take {asked} for {merge.target} ({reasons}); "
                 f"the merged hint {fmt_nodes(merge.winner['numaAffinity'])} is wider, so not preferred, and "
                 f"{merge.policy} admits only a preferred hint")
-    others = [pl for pl in merge.lists if pl.provider == INJECTED and pl.resource != "(no preference)"]
+    others = [pl for pl in merge.lists if pl.provider != MEMORY_MANAGER and pl.resource != NO_PREFERENCE
+              and not (pl.filtered and all(h["numaAffinity"] is None for h in pl.filtered))]  # any node: no say
     if others and preferred_masks:
-        other_text = "; ".join(
-            f"{pl.resource} prefers {', '.join(fmt_nodes(h['numaAffinity']) for h in pl.filtered if h['preferred']) or 'nothing'}"
-            for pl in others)
+        other_text = "; ".join(f"{pl.provider} {pl.resource} prefers {_preferred_text(pl.filtered)}" for pl in others)
         mem = ", ".join(fmt_nodes(m) for m in preferred_masks)
         return (f"memory fits {merge.target} on node(s) {mem}, but {other_text}: no mask is preferred by every "
                 f"provider, and {merge.policy} admits only a preferred hint")
+    if others:
+        return _providers_sentence(explanation, merge, others)
     return (f"the best merged hint for {merge.target}, {fmt_nodes(merge.winner['numaAffinity'])}, is not preferred, "
             f"and {merge.policy} admits only a preferred hint")
+
+
+def _preferred_text(hints: list[dict]) -> str:
+    """The preferred masks of a hint list, `0, 1`, or `nothing`."""
+    return ", ".join(fmt_nodes(h["numaAffinity"]) for h in hints if h["preferred"]) or "nothing"
+
+
+def _providers_sentence(explanation: Explanation, merge: MergePart, others: list) -> str:
+    """Why the merge found no preferred hint, from the CPU and device managers' lists (and their parts)."""
+    reasons = []
+    for pl in others:
+        if any(h["preferred"] for h in pl.filtered):
+            reasons.append(f"{pl.provider} {pl.resource} prefers {_preferred_text(pl.filtered)}")
+            continue
+        why = "offers no preferred hint" + (" on one NUMA node" if merge.policy == POLICY_SINGLE_NUMA_NODE else "")
+        cpu = next((c for c in explanation.cpu_hints if c.target == merge.target), None)
+        dev = next((d for d in explanation.device_hints if d.target == merge.target and d.resource == pl.resource), None)
+        if pl.provider == CPU_MANAGER and cpu is not None and cpu.masks and not any(r.hint for r in cpu.masks):
+            why += f" (no NUMA mask has {cpu.requested} free CPUs)"
+        elif pl.provider == CPU_MANAGER and cpu is not None and cpu.path == "regenerated" and not cpu.masks:
+            why += f" ({cpu.note})"
+        elif dev is not None and dev.path in ("too-few", "regenerated") and not dev.masks:
+            why += f" ({dev.note})"
+        elif pl.provider == CPU_MANAGER and cpu is not None and cpu.min_affinity_size and cpu.min_affinity_size > 1:
+            why += f" ({cpu.requested} CPUs need at least {cpu.min_affinity_size} NUMA nodes' CPUs)"
+        elif pl.provider == CPU_MANAGER and cpu is not None and cpu.masks:
+            narrow = [r for r in cpu.masks if len(r.nodes) == cpu.min_affinity_size]
+            if narrow and not any(r.hint for r in narrow):
+                why += (f" (no {cpu.min_affinity_size}-node mask has {cpu.requested} free CPUs: "
+                        + ", ".join(f"{fmt_nodes(r.nodes)} has {r.free}" for r in narrow[:4]) + ")")
+        elif dev is not None and dev.min_affinity_size and dev.masks:
+            narrow = [r for r in dev.masks if len(r.nodes) == dev.min_affinity_size]
+            if narrow and not any(r.hint for r in narrow):
+                why += (f" (no {dev.min_affinity_size}-node mask has {dev.requested} free device(s): "
+                        + ", ".join(f"{fmt_nodes(r.nodes)} has {r.free}" for r in narrow[:4]) + ")")
+        reasons.append(f"{pl.provider} {pl.resource} {why}")
+    return (f"for {merge.target}: " + "; ".join(reasons) + f"; the merged hint ({_where(merge.winner['numaAffinity'])}) "
+            f"is not preferred, and {merge.policy} admits only a preferred hint")
 
 
 def _mask_note(stored: Optional[dict], nodes: list[int]) -> str:

@@ -84,6 +84,94 @@ def _hints_lines(part: HintsPart, s: _Style) -> list[str]:
     return lines
 
 
+def _omitted_text(omitted: dict[str, int]) -> str:
+    """`... not listed: 3 further hints, 7 failing masks`."""
+    return ", ".join(f"{n} further hint(s)" if kind == "hint" else f"{n} failing mask(s)" for kind, n in omitted.items())
+
+
+def _cpu_lines(e: Explanation, s: _Style) -> list[str]:
+    """Part 2b: the CPUs per NUMA node, then per hint call the masks and their verdicts."""
+    options = ", ".join(f"{k}={v}" for k, v in sorted(e.cpu_options.items()))
+    lines = [s.head("2b. The CPU manager's hints"),
+             f"   CPU manager policy {e.cpu_policy}" + (f" ({options})" if options else "")]
+    for row in e.cpu_nodes:
+        lines.extend(clip(f"node {row.node}: CPUs {row.cpus}; free {row.free or '-'}, reserved {row.reserved or '-'}, "
+                          f"exclusive {row.exclusive or '-'}", 5))
+    for part in e.cpu_hints:
+        lines.extend(clip(f"{part.target}: {part.path} - asks {part.requested} CPU(s); {part.note}", 3))
+        if part.masks:
+            width = f", narrowest width {part.min_affinity_size}" if part.min_affinity_size is not None else ""
+            lines.append(f"     {'nodes':<10}{'CPUs':>6}{'free':>6}   verdict{width}")
+            for row in part.masks:
+                verdict = s.good(row.verdict) if row.hint else row.verdict
+                lines.append(f"     {fmt_nodes(row.nodes):<10}{row.cpus:>6}{row.free:>6}   {verdict}")
+            if part.omitted:
+                lines.append(f"     ... not listed: {_omitted_text(part.omitted)}")
+        if part.path != "none" or part.hints is not None:
+            lines.append(f"     hints cpu: {_hint_list(part.hints)}")
+        if not part.consistent:
+            lines.append(s.bad("     warning: the recomputed CPU hints differ from the manager's (please report)"))
+    if not e.cpu_hints:
+        lines.append("   not asked: the topology manager " + (
+            "policy none asks no hint provider" if e.asked.topology_policy == "none" else "asked no hints"))
+    return lines
+
+
+def _device_hint_lines(e: Explanation, s: _Style) -> list[str]:
+    """Part 2c: the node's devices, then per resource asked the masks and their verdicts."""
+    lines = [s.head("2c. The device manager's hints")]
+    for inv in e.devices:
+        devices = ", ".join(f"{d.id}@{fmt_nodes(d.numa_nodes) if d.numa_nodes else 'no NUMA'} {d.state}"
+                            for d in inv.devices) or "none"
+        lines.extend(clip(f"{inv.resource}{'' if inv.registered else ' (no plugin: from the checkpoint)'}: {devices}", 3))
+    for part in e.device_hints:
+        lines.extend(clip(f"{part.target} {part.resource}: {part.path} - asks {part.requested}; {part.note}", 3))
+        if part.masks:
+            lines.append(f"     {'nodes':<10}{'devices':>8}{'free':>6}   verdict, narrowest width {part.min_affinity_size}")
+            for row in part.masks:
+                verdict = s.good(row.verdict) if row.hint else row.verdict
+                lines.append(f"     {fmt_nodes(row.nodes):<10}{row.devices:>8}{row.free:>6}   {verdict}")
+            if part.omitted:
+                lines.append(f"     ... not listed: {_omitted_text(part.omitted)}")
+        lines.append(f"     hints {part.resource}: {_hint_list(part.hints)}")
+        if not part.consistent:
+            lines.append(s.bad("     warning: the recomputed device hints differ from the manager's (please report)"))
+    return lines
+
+
+def _cpu_allocation_lines(e: Explanation, s: _Style) -> list[str]:
+    """Part 5's CPUs: per Allocate, the CPUs taken and the stage that took each."""
+    lines = ["   CPUs:"]
+    for a in e.cpu_allocation:
+        if a.error:
+            lines.extend(s.bad(x) for x in clip(f"{a.target}: refused: {a.reason}: {a.error}", 5))
+            if a.note:
+                lines.extend(clip(a.note, 7))
+            continue
+        if not a.cpus:
+            lines.extend(clip(f"{a.target}: {a.note or 'shared pool'}", 5))
+            continue
+        lines.extend(clip(f"{a.target}: CPUs {a.cpus} ({a.requested} asked); {a.note}", 5))
+        for step in a.steps:
+            where = "from the hint's CPUs" if step.phase == "aligned" else "from any free CPU"
+            numa = f" (NUMA node {step.numa_node})" if step.numa_node is not None else ""
+            lines.append(f"       {step.stage}{numa} {where}: {step.cpus}")
+        if not a.consistent:
+            lines.append(s.bad("       warning: the re-derived CPUs differ from Allocate's (please report)"))
+    return lines
+
+
+def _device_allocation_lines(e: Explanation, s: _Style) -> list[str]:
+    """Part 5's devices: per container and resource, the devices picked and why."""
+    lines = ["   devices:"]
+    for a in e.device_allocation:
+        picks = "; ".join(f"{p.id} ({fmt_nodes(p.numa_nodes) if p.numa_nodes else 'no NUMA'}): {p.why}"
+                          for p in a.picks) or "none"
+        err = f"; refused: {a.error}" if a.error else ""
+        lines.extend(clip(f"{a.target} {a.resource} x{a.requested}: {picks}{err}", 5))
+    return lines
+
+
 def _merge_lines(part: MergePart, s: _Style) -> list[str]:
     """Part 3 for one merge: the lists, the result and its rule, the rivals, the admit rule."""
     if part.path == "policy-none":
@@ -149,6 +237,10 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
     if not e.hints:
         lines.append("   not asked: the topology manager " + (
             "policy none asks no hint provider" if e.asked.topology_policy == "none" else "asked no hints"))
+    if e.cpu_policy != "none" or e.cpu_hints:
+        lines.extend(_cpu_lines(e, s))
+    if e.devices or e.device_hints:
+        lines.extend(_device_hint_lines(e, s))
     if e.op == "hints":
         lines.append("   (a hints step: nothing is merged, decided or allocated)")
         return lines
@@ -166,6 +258,12 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
     lines.extend(clip(d.why, 3))
     lines.append(s.head("5. The allocation"))
     alloc = e.allocation
+    if e.cpu_allocation:
+        lines.extend(_cpu_allocation_lines(e, s))
+    if e.device_allocation:
+        lines.extend(_device_allocation_lines(e, s))
+    if e.cpu_allocation or e.device_allocation:
+        lines.append("   memory:")
     if e.asked.memory_policy != "Static":
         lines.append(f"   memory manager policy {e.asked.memory_policy}: no memory is assigned and no machine state kept")
         return lines

@@ -85,7 +85,8 @@ def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
         items.append((3, f"free memory each mask lacks for {shown[0].target}:"))
         items.extend((5, _shortfall_line(row)) for row in shown)
     elif w.shortfalls:
-        fits = ", ".join(fmt_nodes(r.nodes) for r in w.shortfalls if r.preferred_width)
+        fits = ", ".join(fmt_nodes(r.nodes) for r in w.shortfalls if r.preferred_width and not r.blocked_by
+                         and not any(r.lacking.values()))
         items.append((3, f"memory fits {w.shortfalls[0].target} on {fits} (the preferred width): memory is not "
                          "what keeps it out"))
     if w.shortfall_note:

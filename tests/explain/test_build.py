@@ -36,6 +36,8 @@ def test_every_bundled_scenario_is_explained_consistently() -> None:
             assert e.hints or e.asked.topology_policy == "none", (path, step.index)
             assert all(h.consistent for h in e.hints), (path, step.index)
             assert all(m.consistent for m in e.merges), (path, step.index)
+            assert all(h.consistent for h in e.cpu_hints + e.device_hints), (path, step.index)
+            assert all(a.consistent for a in e.cpu_allocation), (path, step.index)
             if e.op == "admit" and "admitted" in spec.expect:
                 assert e.decision.admitted == spec.expect["admitted"], (path, step.index)
     assert explained > 200

@@ -30,7 +30,8 @@ def test_every_model_class_is_documented_field_by_field() -> None:
     tables = documented_tables()
     for name in ("StepView", "Explanation", "Asked", "ContainerAsk", "PodPart", "HintsPart", "MaskRow",
                  "MergePart", "ProviderList", "Rival", "Decision", "AllocationPart", "ContainerAllocation", "Take",
-                 "AllocatableTerms"):
+                 "AllocatableTerms", "CPUNodeRow", "CPUHintsPart", "CPUMaskRow", "CPUAllocation", "CPUTakeRow",
+                 "DeviceInventory", "DeviceInfo", "DeviceHintsPart", "DeviceMaskRow", "DeviceAllocation", "DevicePick"):
         cls = getattr(model, name)
         assert tables[name] == [f.name for f in fields(cls)], name
 
@@ -60,6 +61,24 @@ def test_document_has_the_documented_keys() -> None:
     assert list(e["allocation"]["containers"][0]) == tables["ContainerAllocation"]
     assert list(e["allocation"]["containers"][0]["taken"][0]) == tables["Take"]
     assert e["allocation"]["containers"][1]["reused"] == {"memory": 2 << 30}
+
+
+def test_cpu_and_device_parts_have_the_documented_keys() -> None:
+    tables = documented_tables()
+    view = walk("devices/034-dual-socket-cpu-memory-gpu-aligned.yaml")
+    e = json.loads(json.dumps(scenario_document(view)))["steps"][0]["explanation"]
+    assert list(e["cpu_nodes"][0]) == tables["CPUNodeRow"]
+    assert list(e["cpu_hints"][0]) == tables["CPUHintsPart"]
+    assert list(e["cpu_hints"][0]["masks"][0]) == tables["CPUMaskRow"]
+    assert list(e["cpu_allocation"][0]) == tables["CPUAllocation"]
+    assert list(e["cpu_allocation"][0]["steps"][0]) == tables["CPUTakeRow"]
+    assert list(e["devices"][0]) == tables["DeviceInventory"]
+    assert list(e["devices"][0]["devices"][0]) == tables["DeviceInfo"]
+    assert list(e["device_hints"][0]) == tables["DeviceHintsPart"]
+    assert list(e["device_hints"][0]["masks"][0]) == tables["DeviceMaskRow"]
+    assert list(e["device_allocation"][0]) == tables["DeviceAllocation"]
+    assert list(e["device_allocation"][0]["picks"][0]) == tables["DevicePick"]
+    assert [lst["provider"] for lst in e["merges"][0]["lists"]] == ["device manager", "CPU manager", "memory manager"]
 
 
 def test_only_step_document() -> None:

@@ -123,8 +123,9 @@ def test_on_this_machine_only_what_is_read_is_protected(tmp_path: Path) -> None:
 
     from memorymanager.cli.explain_cmd import output_reads_back
 
-    args = Namespace(node="/", path=str(tmp_path / "pod.yaml"), kubelet_config=None, hints=None, output="")
+    args = Namespace(node="/", path=str(tmp_path / "pod.yaml"), kubelet_config=None, hints=None, output="",
+                     devices=str(tmp_path / "devices.yaml"))
     for output, refused in (("/sys/x", True), ("/var/lib/kubelet/y", True), (str(tmp_path / "pod.yaml"), True),
-                            (str(tmp_path / "report.html"), False)):
+                            (str(tmp_path / "devices.yaml"), True), (str(tmp_path / "report.html"), False)):
         args.output = output
         assert (output_reads_back(args) is not None) is refused, output

@@ -1,0 +1,171 @@
+"""explain on nodes with the CPU and device managers: providers named by their events, the CPU part (free CPUs
+per NUMA mask, the narrowest-width rule, the CPUs taken stage by stage, SMTAlignmentError) and the device part
+(devices, masks over their NUMA nodes, picks), with real values on the bundled machines."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memorymanager
+from kubeinputs.cpuset import CPUSet
+from kubeinputs.pod import parse_pod
+from memorymanager.explain.build import explain_pod
+from memorymanager.explain.text import explanation_lines
+from memorymanager.node.simulated_node import FixedHintProvider
+from tests.explain.helpers import ROOT
+from topologymanager.hint import TopologyHint
+
+MACHINES = ROOT / "fixtures" / "machines"
+# cpu-2s-ht: NUMA node 0 = socket 0 = CPUs 0-7,16-23; node 1 = CPUs 8-15,24-31 (core n: CPUs n and n+16)
+STATIC = {"cpuManagerPolicy": "static", "systemReserved": {"cpu": "1"}, "topologyManagerPolicy": "single-numa-node"}
+
+
+def _pod(name: str, cpu: str, extra: dict | None = None, memory: str = "1Gi") -> dict:
+    limits = {"cpu": cpu, "memory": memory, **(extra or {})}
+    return {"metadata": {"name": name, "uid": f"uid-{name}"},
+            "spec": {"containers": [{"name": "app", "resources": {"limits": limits}}]}}
+
+
+def _explain(node: memorymanager.Node, raw: dict, extra: FixedHintProvider | None = None):
+    if not node.simulated_node.running:
+        node.start()  # a Node starts on first use; explain asks the simulated node directly
+    return explain_pod(node.simulated_node, parse_pod(raw), extra)
+
+
+def _rows(part) -> dict:
+    return {tuple(r.nodes): (r.cpus, r.free, r.hint, r.preferred) for r in part.masks}
+
+
+@pytest.fixture(scope="module")
+def two_sockets() -> memorymanager.Node:
+    """cpu-2s-ht with 12 CPUs taken on node 0 by pod a (CPU 0 reserved)."""
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), STATIC)
+    assert node.admit(_pod("a", "12")).placements["app"].cpus == (1, 2, 3, 4, 5, 6, 17, 18, 19, 20, 21, 22)
+    return node
+
+
+def test_cpu_hints_per_mask_and_cpus_taken_by_stage(two_sockets) -> None:
+    e = _explain(two_sockets, _pod("b", "8"))
+    assert e.cpu_policy == "static"
+    assert [(r.node, r.free, r.reserved, r.exclusive) for r in e.cpu_nodes] == [
+        (0, "7,16,23", "0", "1-6,17-22"), (1, "8-15,24-31", "", "")]
+    [part] = e.cpu_hints
+    assert (part.path, part.requested, part.available, part.min_affinity_size) == ("calculated", 8, "7-16,23-31", 1)
+    assert _rows(part) == {(0,): (16, 3, False, False), (1,): (16, 16, True, True), (0, 1): (32, 19, True, False)}
+    assert part.hints == [{"numaAffinity": [1], "preferred": True}, {"numaAffinity": [0, 1], "preferred": False}]
+    assert part.consistent
+    [alloc] = e.cpu_allocation
+    assert (alloc.affinity, alloc.cpus, alloc.aligned_free) == ([1], "8-11,24-27", "8-15,24-31")
+    assert [(s.phase, s.stage, s.cpus) for s in alloc.steps] == [("aligned", "whole cores", "8-11,24-27")]
+    assert alloc.consistent
+    text = "\n".join(explanation_lines(e))
+    assert "2b. The CPU manager's hints" in text and "too few free CPUs: 3 of 8" in text
+    assert "whole cores from the hint's CPUs: 8-11,24-27" in text
+
+
+def test_a_request_wider_than_a_numa_node_is_refused_with_the_cpu_reason(two_sockets) -> None:
+    e = _explain(two_sockets, _pod("wide", "20"))
+    [part] = e.cpu_hints
+    assert part.min_affinity_size == 2
+    assert _rows(part) == {(0,): (16, 3, False, False), (1,): (16, 16, False, False), (0, 1): (32, 19, False, False)}
+    assert e.decision.reason == "TopologyAffinityError"
+    assert "CPU manager cpu offers no preferred hint" in e.decision.why
+    assert e.cpu_allocation == []  # refused before Allocate
+
+
+def test_whole_numa_node_stage_on_one_socket() -> None:
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), {**STATIC, "topologyManagerPolicy": "restricted"})
+    e = _explain(node, _pod("half", "16"))
+    [alloc] = e.cpu_allocation
+    # node 0 lost CPU 0 to the reservation, so only node 1 is a whole free NUMA node
+    assert (alloc.affinity, alloc.cpus) == ([1], "8-15,24-31")
+    assert [(s.stage, s.cpus) for s in alloc.steps] == [("whole NUMA nodes", "8-15,24-31")]
+
+
+def test_smt_alignment_error_is_explained() -> None:
+    node = memorymanager.Node(str(MACHINES / "cpu-1s-ht.json"),
+                              {**STATIC, "cpuManagerPolicyOptions": {"full-pcpus-only": "true"},
+                               "topologyManagerPolicy": "none"})
+    e = _explain(node, _pod("odd", "3"))
+    assert e.decision.reason == "SMTAlignmentError"
+    [alloc] = e.cpu_allocation
+    assert alloc.reason == "SMTAlignmentError"
+    assert alloc.note == "full-pcpus-only takes whole cores only: 3 CPUs is not a multiple of 2 CPUs per core"
+    assert "the CPU manager's Allocate refused app" in e.decision.why
+
+
+def test_smt_alignment_error_for_too_few_physical_cpus() -> None:
+    from tests.explain.helpers import walk
+
+    view = walk("cpu/059-full-pcpus-only-not-enough-physical-cpus.yaml")
+    refused = [s.explanation for s in view.steps if s.explanation and s.explanation.decision
+               and s.explanation.decision.reason == "SMTAlignmentError"]
+    [alloc] = refused[0].cpu_allocation
+    assert alloc.note.startswith("full-pcpus-only: 14 CPUs asked, but the shared pool less every core holding a "
+                                 "reserved CPU")
+    assert alloc.note.endswith("has only 12")
+
+
+def test_providers_are_named_by_their_events_not_their_positions() -> None:
+    """On a CPU node the first list is the CPU manager's; hand-written hints come last, named as such."""
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), {**STATIC, "memoryManagerPolicy": "Static",
+                              "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]})
+    extra = FixedHintProvider({"app": {"example.com/x": [TopologyHint(0b10, True)]}})
+    e = _explain(node, _pod("p", "2"), extra)
+    assert [(pl.provider, pl.resource) for pl in e.merges[0].lists] == [
+        ("CPU manager", "cpu"), ("memory manager", "memory"), ("hand-written hints (providers)", "example.com/x")]
+    plain = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), {"topologyManagerPolicy": "restricted"})
+    e = _explain(plain, _pod("q", "2"), extra)
+    assert [pl.provider for pl in e.merges[0].lists] == ["memory manager", "hand-written hints (providers)"]
+
+
+def test_device_hints_over_device_numa_nodes_and_picks() -> None:
+    devices = {"example.com/gpu": [{"id": "g0", "numaNodes": [0]}, {"id": "g1", "numaNodes": [0]},
+                                   {"id": "g2", "numaNodes": [1], "healthy": False}, {"id": "g3"}]}
+    node = memorymanager.Node(str(MACHINES / "dev-dual-socket-2x8.json"), STATIC, devices=devices)
+    e = _explain(node, _pod("g", "2", {"example.com/gpu": "2"}))
+    [inv] = e.devices
+    assert [(d.id, d.numa_nodes, d.state) for d in inv.devices] == [
+        ("g0", [0], "free"), ("g1", [0], "free"), ("g2", [1], "unhealthy"), ("g3", None, "free")]
+    [part] = e.device_hints
+    assert (part.path, part.device_nodes, part.min_affinity_size) == ("calculated", [0, 1], 1)
+    assert {tuple(r.nodes): (r.devices, r.free, r.hint, r.preferred) for r in part.masks} == {
+        (0,): (2, 2, True, True), (1,): (1, 0, False, False), (0, 1): (3, 2, True, False)}
+    assert part.consistent
+    assert [(pl.provider, pl.resource) for pl in e.merges[0].lists] == [
+        ("device manager", "example.com/gpu"), ("CPU manager", "cpu"), ("memory manager", "(no preference)")]
+    [alloc] = e.device_allocation
+    assert alloc.affinity == [0]
+    assert [(p.id, p.why) for p in alloc.picks] == [("g0", "aligned: on the merged hint's NUMA nodes"),
+                                                     ("g1", "aligned: on the merged hint's NUMA nodes")]
+    # once it runs, no NUMA node has two healthy free GPUs: a second pod asking 2 finds too few
+    node.admit(_pod("g", "2", {"example.com/gpu": "2"}))
+    e = _explain(node, _pod("h", "2", {"example.com/gpu": "2"}))
+    [part] = e.device_hints
+    assert (part.path, part.hints) == ("too-few", [])
+    assert e.decision.reason == "TopologyAffinityError"
+    assert "device manager example.com/gpu offers no preferred hint" in e.decision.why
+
+
+OPTIONS = [{}, {"full-pcpus-only": "true"}, {"distribute-cpus-across-numa": "true"},
+           {"align-by-socket": "true"}]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=5), st.sampled_from(OPTIONS),
+       st.sampled_from(["best-effort", "restricted"]))
+def test_cpu_part_agrees_with_the_cpu_manager(requests, options, policy) -> None:
+    """Whatever the pods before, the CPU part's recomputed hints equal the manager's and the CPUs re-derived
+    stage by stage are exactly the ones Allocate took (cpu-2s-ht)."""
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"),
+                              {**STATIC, "topologyManagerPolicy": policy, "cpuManagerPolicyOptions": options,
+                               "featureGates": {"CPUManagerPolicyAlphaOptions": True}})
+    for i, cpus in enumerate(requests):
+        e = _explain(node, _pod(f"p{i}", str(cpus * 2)))
+        assert all(h.consistent for h in e.cpu_hints), (requests, options)
+        assert all(a.consistent for a in e.cpu_allocation), (requests, options)
+        taken = [a for a in e.cpu_allocation if a.cpus]
+        if taken:
+            assert sum(len(CPUSet.parse(s.cpus).list()) for s in taken[0].steps) == cpus * 2
+        node.admit(_pod(f"p{i}", str(cpus * 2)))
