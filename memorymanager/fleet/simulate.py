@@ -6,8 +6,9 @@ A bound add (`nodeName` set) goes straight to kubelet on that node. An unbound a
   `first-fit` fleet order; `least-allocated` by LeastAllocated score, highest first, ties in fleet
   order (kube-scheduler breaks ties at random; fleet order keeps runs reproducible);
   `numa-aware` fleet order, keeping only nodes where scheduler-plugins' single-numa-node filter
-  passes on the node's current NRT (asked about memory and hugepages, the resources this
-  simulation's kubelet accounts per NUMA node);
+  passes on the node's current NRT, whose zones list exclusive CPUs, devices, memory and
+  hugepages (asked about every request; cpu left out on a node whose CPU manager pins nothing,
+  whose zones list no `cpu`);
 - kubelet admits on the first candidate. When kubelet refuses (TopologyAffinityError,
   UnexpectedAdmissionError, ...), the scheduler and kubelet disagreed: kubelet marks the pod
   Failed and does not run it. `onRefusal: retry` models a controller that recreates it, and the
