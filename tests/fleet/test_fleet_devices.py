@@ -267,3 +267,17 @@ def test_kept_with_cpus_and_devices_equals_the_whole_object(numa, policy, ops):
             node.remove(p.uid)
             view.removed(p)
         assert view.nrt() == node_nrt("n", node), (op, arg)
+
+
+def test_the_gpu_fleet_example():
+    """fixtures/fleets/gpus.yaml: with CPUs pinned, the third 8-CPU + GPU pod has no NUMA node left that
+    holds both (unschedulable, no kubelet refusal); without pinning (`cpuManagerPolicy: none`) all run."""
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "fleets", "gpus.yaml")
+    spec = load_fleet(path)
+    events = load_trace(spec.trace, spec.templates, spec.node_names())
+    summary = build_summary(spec, execute(spec, events), events=len(events), bound=False)
+    pinned, unpinned = summary["variants"]
+    assert (pinned["pods"]["admitted"], pinned["pods"]["unschedulable"], pinned["disagreements"]) == (4, 1, 0)
+    assert pinned["groups"][1]["devices"]["nvidia.com/gpu"]["allocated"] == 3
+    assert (unpinned["pods"]["admitted"], unpinned["pods"]["unschedulable"], unpinned["disagreements"]) == (5, 0, 0)
+    assert unpinned["groups"][1]["cpus"]["exclusive"] == 0
