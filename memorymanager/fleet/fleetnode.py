@@ -174,12 +174,15 @@ class FleetNode:
         self._verdicts.clear()
         return True
 
-    def nrt(self) -> dict:
-        """The NodeResourceTopology NFD's topology-updater would publish now (kept up to date pod
-        by pod, see `nrt_view.NodeNRT`; treat it as read-only)."""
+    def nrt_view(self) -> NodeNRT:
+        """The node's NRT, kept up to date pod by pod (`nrt_view.NodeNRT`), made on first use."""
         if self._nrt is None:
             self._nrt = NodeNRT(self.name, self.node)
-        return self._nrt.nrt()
+        return self._nrt
+
+    def nrt(self) -> dict:
+        """The NodeResourceTopology NFD's topology-updater would publish now (treat it as read-only)."""
+        return self.nrt_view().nrt()
 
     def filter_fits(self, ask: FilterAsk) -> bool:
         """scheduler-plugins' single-numa-node filter on this node's NRT now; the verdict is kept
@@ -187,5 +190,9 @@ class FleetNode:
         pod, key = ask.for_node(self.lists_cpu)
         fits = self._verdicts.get(key)
         if fits is None:
-            fits = self._verdicts[key] = filter_pod(pod, self.nrt(), self.allocatable, qos=ask.qos).fits
+            view = self.nrt_view()
+            # the policy and scope are read from the object's attributes, which no pod changes; the zones
+            # come from the view's sums (the same amounts, without printing and parsing them)
+            fits = self._verdicts[key] = filter_pod(pod, view.base, self.allocatable, qos=ask.qos,
+                                                    zones=view.numa_zones()).fits
         return fits

@@ -23,10 +23,12 @@ two after every step).
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Mapping, Optional
 
 from kubeinputs.pod import Pod
 from kubeinputs.quantity import parse_quantity
+from memorymanager.fleet.nrt_filter import MAX_NUMA_ID, NUMAZone, numa_zones
 from memorymanager.node.api import Node
 from memorymanager.server.host import ContainerView, PodView, listed_containers
 from kubeinputs.features import POD_LEVEL_RESOURCES_GATE, FeatureGates
@@ -147,6 +149,7 @@ class NodeNRT:
         self.pods: dict[str, Drawn] = {}  # counted pods on one NUMA node per block: what each draws
         self.spanning: set[str] = set()  # counted pods with a block on several NUMA nodes
         self._object: Optional[dict] = None
+        self._zones: Optional[list[tuple[int, dict[str, Fraction]]]] = None
         for pod in node.active_pods():
             self.added(pod)
 
@@ -181,7 +184,7 @@ class NodeNRT:
 
     def added(self, pod: Pod) -> None:
         """An admitted pod (listed; counted when the updater's scanner watches it)."""
-        self._object = None
+        self._object = self._zones = None
         self.hashes[pod.uid] = podfingerprint.pod_hash(pod.namespace, pod.name)
         devices = [container_devices(self.node, pod.uid, c.name) for c in listed_containers(pod, True)]
         listed = v1.PodResources(name=pod.name, namespace=pod.namespace, containers=[
@@ -199,7 +202,7 @@ class NodeNRT:
 
     def removed(self, pod: Pod) -> None:
         """A deleted pod."""
-        self._object = None
+        self._object = self._zones = None
         self.hashes.pop(pod.uid, None)
         self.spanning.discard(pod.uid)
         for numa, resource, size in self.pods.pop(pod.uid, ()):
@@ -224,3 +227,14 @@ class NodeNRT:
                 self._object = dict(self.base, attributes=attributes(self.node.kubelet, scanned),
                                     zones=node_zones(self.distances, amounts))
         return self._object
+
+    def numa_zones(self) -> list[NUMAZone]:
+        """`nrt_filter.numa_zones(self.nrt())`, the zones' available amounts as the filter reads them, taken
+        from the sums without printing the object and parsing it again (a fresh list each call: the
+        filter subtracts from it)."""
+        if self.spanning:
+            return numa_zones(self.nrt())
+        if self._zones is None:
+            self._zones = [(numa, {res: Fraction(self._available(numa, res, alloc)) for res, (_, alloc) in resources.items()})
+                           for numa, resources in sorted(self.amounts.items()) if numa < MAX_NUMA_ID]
+        return [NUMAZone(numa, dict(resources)) for numa, resources in self._zones]

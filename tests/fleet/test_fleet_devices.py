@@ -16,7 +16,7 @@ import memorymanager
 from kubeinputs.pod import parse_pod
 from memorymanager.cli.app import main
 from memorymanager.fleet.engines import execute
-from memorymanager.fleet.nrt_filter import filter_pod
+from memorymanager.fleet.nrt_filter import filter_pod, numa_zones
 from memorymanager.fleet.nrt_view import NodeNRT, node_nrt
 from memorymanager.fleet.simulate import Simulation, SimulationObserver
 from memorymanager.fleet.spec import load_fleet
@@ -267,6 +267,7 @@ def test_kept_with_cpus_and_devices_equals_the_whole_object(numa, policy, ops):
             node.remove(p.uid)
             view.removed(p)
         assert view.nrt() == node_nrt("n", node), (op, arg)
+        assert view.numa_zones() == numa_zones(view.nrt())  # what the filter reads, without the round trip
 
 
 def test_the_gpu_fleet_example():
