@@ -282,3 +282,14 @@ def test_the_gpu_fleet_example():
     assert pinned["groups"][1]["devices"]["nvidia.com/gpu"]["allocated"] == 3
     assert (unpinned["pods"]["admitted"], unpinned["pods"]["unschedulable"], unpinned["disagreements"]) == (5, 0, 0)
     assert unpinned["groups"][1]["cpus"]["exclusive"] == 0
+
+
+def test_the_gpu_fleet_gives_one_summary_on_any_worker_count():
+    """The groups' devices reach worker processes with the spec: the summary is byte-identical."""
+    from memorymanager.fleet.summary import dumps
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "fleets", "gpus.yaml")
+    spec = load_fleet(path)
+    events = load_trace(spec.trace, spec.templates, spec.node_names())
+    texts = [dumps(build_summary(spec, execute(spec, events, workers=w), events=len(events), bound=False)) for w in (1, 2)]
+    assert texts[0] == texts[1] and '"nvidia.com/gpu"' in texts[0]
