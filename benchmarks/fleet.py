@@ -2,7 +2,9 @@
 trace of 100,000 pod events, on the local engine with 1 and 2 worker processes and on Dask
 (a LocalCluster of 2 single-threaded worker processes); then the numa-aware rule on the same
 trace, bound (the filter asked before each admission) and unbound (the filter places every pod),
-with the rate over the first and the last tenth of the events.
+with the rate over the first and the last tenth of the events; then the numa-aware rule again on
+nodes whose CPU manager pins CPUs (static policy) and whose device plugins report one GPU per NUMA
+node, a fifth of the pods asking for one.
 
 Events per second count the replay (nodes built, events applied, results folded), not the
 reading of the trace file, which is timed on its own. Peak memory is the largest summed
@@ -28,17 +30,24 @@ GROUPS = (("duo", 2, 500), ("quad", 4, 350), ("octo", 8, 150))  # name, NUMA nod
 
 
 def write_fleet(folder: str, nodes: int, events: int, seed: int = 7, placement: str = "first-fit",
-                bound: bool = True) -> str:
+                bound: bool = True, pinned: bool = False) -> str:
     """A fleet file and its trace in `folder` (bound: every add names its node; else the placement
-    rule places it); the fleet file's path."""
+    rule places it); the fleet file's path. `pinned`: the CPU manager's static policy (16 CPUs per
+    NUMA node as 8 cores x 2 threads, CPU 0 reserved) and one GPU per NUMA node, a fifth of the pods
+    asking for one."""
     rng = random.Random(seed)
     groups = [(name, numa, max(1, nodes * share // 1000)) for name, numa, share in GROUPS]
     kubelet = ("{memoryManagerPolicy: Static, topologyManagerPolicy: single-numa-node, "
-               "reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]}")
+               + ('cpuManagerPolicy: static, reservedSystemCPUs: "0", ' if pinned else "")
+               + "reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]}")
+    cores = "coresPerNode: 8, threadsPerCore: 2" if pinned else "coresPerNode: 16"
     lines = ["name: b7", "nodes:"]
     for name, numa, count in groups:
         lines += [f"- name: {name}", f"  count: {count}",
-                  f"  machine: {{numaNodes: {numa}, memoryPerNode: 16Gi, coresPerNode: 16}}", f"  kubelet: {kubelet}"]
+                  f"  machine: {{numaNodes: {numa}, memoryPerNode: 16Gi, {cores}}}", f"  kubelet: {kubelet}"]
+        if pinned:
+            gpus = ", ".join(f"{{id: gpu{n}, numaNodes: [{n}]}}" for n in range(numa))
+            lines.append(f"  devices: {{example.com/gpu: [{gpus}]}}")
     lines += ["trace: trace.jsonl", f"placement: {placement}"]
     with open(os.path.join(folder, "fleet.yaml"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
@@ -54,8 +63,11 @@ def write_fleet(folder: str, nodes: int, events: int, seed: int = 7, placement: 
             pod = f"p{t}"
             memory = rng.choice(("1Gi", "2Gi", "3Gi", "6Gi", "12Gi"))
             cpu = rng.choice(("1", "2", "4"))
+            limits = {"cpu": cpu, "memory": memory}
+            if pinned and rng.random() < 0.2:
+                limits["example.com/gpu"] = "1"
             manifest = {"metadata": {"name": pod},
-                        "spec": {"containers": [{"name": "app", "resources": {"limits": {"cpu": cpu, "memory": memory}}}]}}
+                        "spec": {"containers": [{"name": "app", "resources": {"limits": limits}}]}}
             event = {"time": t, "add": manifest, "nodeName": node} if bound else {"time": t, "add": manifest}
             fh.write(json.dumps(event) + "\n")
             active[node].append(pod)
@@ -135,6 +147,12 @@ def run(quick: bool = False) -> list[Row]:
             os.mkdir(sub)
             rows.append(_numa_aware_row(case, label, load_fleet(write_fleet(sub, nodes, events, placement="numa-aware",
                                                                               bound=bound))))
+        for label, bound in (("numa-aware, static CPUs + GPUs, bound, local 1 worker", True),
+                             ("numa-aware, static CPUs + GPUs, unbound, local 1 worker", False)):
+            sub = os.path.join(folder, "pinned-bound" if bound else "pinned-unbound")
+            os.mkdir(sub)
+            rows.append(_numa_aware_row(case, label, load_fleet(write_fleet(sub, nodes, events, placement="numa-aware",
+                                                                              bound=bound, pinned=True))))
     return rows
 
 

@@ -1,11 +1,13 @@
-"""One node of the fleet: kubelet (a `memorymanager.Node`, the one decision code) plus what a
-scheduler knows of it (node allocatable, the requests of the pods bound to it, its NRT).
+"""One node of the fleet: kubelet (a `memorymanager.Node`, the one decision code, with its CPU,
+device and memory managers) plus what a scheduler knows of it (node allocatable, the requests of the
+pods bound to it, its NRT).
 
 The scheduler's view follows kube-scheduler's NodeResourcesFit: a pod fits when, for every
 resource it requests, the requests of the node's pods plus its own stay within the node's
 allocatable (capacity minus systemReserved, kubeReserved and the hard-eviction threshold, as
-kubelet reports it; `pods` is kubelet's default maxPods, 110). Every pod counts, whatever its
-QoS class. ephemeral-storage is not modelled and never limits.
+kubelet reports it; `pods` is kubelet's default maxPods, 110; a device resource's allocatable is its
+healthy devices). Every pod counts, whatever its QoS class. ephemeral-storage is not modelled and
+never limits.
 """
 from __future__ import annotations
 
@@ -49,11 +51,14 @@ def pod_requests(pod: Pod) -> ResourceAmounts:
     return total
 
 
-def memory_only(pod: Pod) -> Pod:
-    """The pod with only memory and hugepages requests, the resources this simulation's kubelet
-    accounts per NUMA node (it has no CPU manager and no device plugins)."""
+def without_cpu(pod: Pod) -> Pod:
+    """The pod without its cpu requests: what the filter is asked on a node whose NRT lists no `cpu`
+    (its CPU manager's `none` policy reports no allocatable CPUs), where a cpu request would find no
+    NUMA node."""
     def keep(resources: ResourceRequirements) -> ResourceRequirements:
-        pick = lambda m: {k: v for k, v in m.items() if k == "memory" or k.startswith("hugepages-")}  # noqa: E731
+        if "cpu" not in resources.requests and "cpu" not in resources.limits:
+            return resources
+        pick = lambda m: {k: v for k, v in m.items() if k != "cpu"}  # noqa: E731
         return ResourceRequirements(requests=pick(resources.requests), limits=pick(resources.limits))
 
     def trim(containers: list[Container]) -> list[Container]:
@@ -63,29 +68,40 @@ def memory_only(pod: Pod) -> Pod:
                    resources=None if pod.resources is None else keep(pod.resources))
 
 
+def _shape(qos: str, pod: Pod) -> tuple:
+    """A key equal for pods the filter cannot tell apart: QoS class and the requests per container
+    (init containers with their sidecar mark, then app containers), as exact integer pairs (a
+    Fraction's hash is slow, and the key is hashed per node asked)."""
+    def requests(container: Container) -> tuple:
+        return tuple(sorted((name, q.value.numerator, q.value.denominator)
+                            for name, q in container.resources.requests.items()))
+
+    return (qos, tuple((c.is_restartable, requests(c)) for c in pod.init_containers),
+            tuple(requests(c) for c in pod.containers))
+
+
 @dataclass(frozen=True)
 class FilterAsk:
-    """What the numa-aware filter is asked about one pod, worked out once per pod: the pod with
-    memory and hugepages requests only, its QoS class, and a key equal for pods the filter cannot
-    tell apart (their requests per container, init containers and sidecars marked)."""
+    """What the numa-aware filter is asked about one pod, worked out once per pod: the pod with all
+    its requests (cpu, memory, hugepages, devices, ...) for nodes whose NRT lists `cpu`, the pod
+    without cpu requests for nodes whose NRT does not, its QoS class, and for each a key equal for
+    pods the filter cannot tell apart."""
 
     pod: Pod
     qos: str
     key: tuple
+    pod_without_cpu: Pod
+    key_without_cpu: tuple
 
     @classmethod
     def of(cls, pod: Pod) -> "FilterAsk":
-        trimmed = memory_only(pod)
-
-        def requests(container: Container) -> tuple:
-            # exact amounts as integer pairs: a Fraction's hash is slow, and the key is hashed per node asked
-            return tuple(sorted((name, q.value.numerator, q.value.denominator)
-                                for name, q in container.resources.requests.items()))
-
         qos = get_pod_qos(pod, True)
-        key = (qos, tuple((c.is_restartable, requests(c)) for c in trimmed.init_containers),
-               tuple(requests(c) for c in trimmed.containers))
-        return cls(trimmed, qos, key)
+        trimmed = without_cpu(pod)
+        return cls(pod, qos, _shape(qos, pod), trimmed, _shape(qos, trimmed))
+
+    def for_node(self, lists_cpu: bool) -> tuple[Pod, tuple]:
+        """(the pod to ask about, its verdict key) on a node whose NRT lists `cpu` or not."""
+        return (self.pod, self.key) if lists_cpu else (self.pod_without_cpu, self.key_without_cpu)
 
 
 @dataclass
@@ -98,15 +114,21 @@ class FleetNode:
     allocatable: ResourceAmounts
     requested: ResourceAmounts = field(default_factory=dict)
     pods: dict[str, tuple[Pod, ResourceAmounts]] = field(default_factory=dict)
+    lists_cpu: bool = False  # the CPU manager reports allocatable CPUs, so the NRT's zones list `cpu`
     _nrt: Optional[NodeNRT] = None
-    _verdicts: dict[tuple, bool] = field(default_factory=dict)  # FilterAsk.key -> fits, until the node changes
+    _verdicts: dict[tuple, bool] = field(default_factory=dict)  # FilterAsk key -> fits, until the node changes
 
     @classmethod
     def build(cls, name: str, group: str, machine: MachineInfo, config: KubeletConfig,
-              limits: Limits = DEFAULT_LIMITS) -> "FleetNode":
-        node = Node(machine, config, limits=limits)
+              limits: Limits = DEFAULT_LIMITS, devices: Optional[Mapping[str, object]] = None) -> "FleetNode":
+        """A started node; its allocatable adds each device resource's healthy devices, as kubelet reports them."""
+        node = Node(machine, config, limits=limits, devices=dict(devices or {}))
         node.start()
-        return cls(name, group, node, node_allocatable(machine, config))
+        allocatable = node_allocatable(machine, config)
+        simulated = node.simulated_node
+        for resource, count in simulated.device_manager.get_capacity()[1].items():
+            allocatable[resource] = Fraction(count)
+        return cls(name, group, node, allocatable, lists_cpu=bool(simulated.cpu_manager.get_allocatable_cpus()))
 
     def fits(self, requests: Mapping[str, Fraction]) -> bool:
         """NodeResourcesFit: every requested resource stays within allocatable."""
@@ -152,17 +174,25 @@ class FleetNode:
         self._verdicts.clear()
         return True
 
-    def nrt(self) -> dict:
-        """The NodeResourceTopology NFD's topology-updater would publish now (kept up to date pod
-        by pod, see `nrt_view.NodeNRT`; treat it as read-only)."""
+    def nrt_view(self) -> NodeNRT:
+        """The node's NRT, kept up to date pod by pod (`nrt_view.NodeNRT`), made on first use."""
         if self._nrt is None:
             self._nrt = NodeNRT(self.name, self.node)
-        return self._nrt.nrt()
+        return self._nrt
+
+    def nrt(self) -> dict:
+        """The NodeResourceTopology NFD's topology-updater would publish now (treat it as read-only)."""
+        return self.nrt_view().nrt()
 
     def filter_fits(self, ask: FilterAsk) -> bool:
         """scheduler-plugins' single-numa-node filter on this node's NRT now; the verdict is kept
         for pods with the same `FilterAsk.key` until the node changes."""
-        fits = self._verdicts.get(ask.key)
+        pod, key = ask.for_node(self.lists_cpu)
+        fits = self._verdicts.get(key)
         if fits is None:
-            fits = self._verdicts[ask.key] = filter_pod(ask.pod, self.nrt(), self.allocatable, qos=ask.qos).fits
+            view = self.nrt_view()
+            # the policy and scope are read from the object's attributes, which no pod changes; the zones
+            # come from the view's sums (the same amounts, without printing and parsing them)
+            fits = self._verdicts[key] = filter_pod(pod, view.base, self.allocatable, qos=ask.qos,
+                                                    zones=view.numa_zones()).fits
         return fits

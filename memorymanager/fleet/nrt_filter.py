@@ -216,9 +216,11 @@ def _include_non_native(pod: Pod) -> bool:
 
 
 def filter_pod(pod: Pod, nrt: Mapping[str, object], node_allocatable: Mapping[str, object],
-               qos: Optional[str] = None) -> FilterVerdict:
+               qos: Optional[str] = None, zones: Optional[list[NUMAZone]] = None) -> FilterVerdict:
     """The Filter's verdict for `pod` (requests already defaulted) on a node with this NRT object
-    and this node-level allocatable (resource -> quantity). `qos` defaults to the pod's class."""
+    and this node-level allocatable (resource -> quantity). `qos` defaults to the pod's class.
+    `zones`: the NRT's `numa_zones` when the caller has them already (a fresh list: the container
+    scope subtracts from it)."""
     qos = qos or get_pod_qos(pod, True)
     if qos == "BestEffort" and not _include_non_native(pod):
         return FilterVerdict(True)
@@ -228,7 +230,8 @@ def filter_pod(pod: Pod, nrt: Mapping[str, object], node_allocatable: Mapping[st
     # the scheduler's node info always lists cpu, memory, pods and ephemeral-storage
     allocatable = {name: Fraction(0) for name in ALWAYS_AT_NODE_LEVEL}
     allocatable.update({name: _amount(value) for name, value in node_allocatable.items()})
-    zones = numa_zones(nrt)
+    if zones is None:
+        zones = numa_zones(nrt)
     guaranteed = qos == "Guaranteed"
     if scope == "pod":
         numa, reason = best_numa(zones, allocatable, guaranteed, pod_effective_request(pod))

@@ -32,10 +32,28 @@ def _memory(group: Mapping[str, object]) -> tuple[int, int, int]:
     return used, free, stranded
 
 
+def _ratio(used: int, of: int) -> str:
+    """`used/of`, or `-` when there is nothing of it."""
+    return f"{used}/{of}" if of else "-"
+
+
+def _cpus(group: Mapping[str, object]) -> str:
+    """Exclusive CPUs held / allocatable CPUs (`-` when the CPU manager pins nothing)."""
+    cpus = group.get("cpus") or {}
+    return _ratio(cpus.get("exclusive", 0), cpus.get("allocatable", 0))  # type: ignore[union-attr]
+
+
+def _devices(group: Mapping[str, object]) -> str:
+    """Devices allocated / healthy devices, over every device resource (`-` without devices)."""
+    cells = list((group.get("devices") or {}).values())  # type: ignore[union-attr]
+    return _ratio(sum(c["allocated"] for c in cells), sum(c["allocatable"] for c in cells))
+
+
 def table_lines(summary: Summary) -> list[str]:
-    """One line per variant and node group: pods, kubelet refusals, disagreements, memory."""
+    """One line per variant and node group: pods, kubelet refusals, disagreements, memory, exclusive
+    CPUs and devices in use."""
     header = (f"{'variant':<22} {'group':<10} {'admitted':>8} {'refused':>7} {'disagree':>8} "
-              f"{'unsched':>7} {'used':>8} {'free':>8} {'stranded':>8}")
+              f"{'unsched':>7} {'used':>8} {'free':>8} {'stranded':>8} {'excl cpus':>9} {'devices':>9}")
     lines = [f"fleet {summary['fleet']}: placement {summary['placement']}, onRefusal {summary['onRefusal']}, "
              f"{summary['trace']['events']} events"  # type: ignore[index]
              f" ({'bound' if summary['trace']['bound'] else 'unbound'} trace)", "", header]  # type: ignore[index]
@@ -47,7 +65,8 @@ def table_lines(summary: Summary) -> list[str]:
             name = variant["name"] if i == 0 else ""
             unsched = str(pods["unschedulable"]) if i == 0 else ""
             lines.append(f"{name:<22} {group['name']:<10} {group['admitted']:>8} {refused:>7} "
-                         f"{group['disagreements']:>8} {unsched:>7} {_gib(used):>8} {_gib(free):>8} {_gib(stranded):>8}")
+                         f"{group['disagreements']:>8} {unsched:>7} {_gib(used):>8} {_gib(free):>8} {_gib(stranded):>8} "
+                         f"{_cpus(group):>9} {_devices(group):>9}")
         for reason, messages in variant["refusals"].items():
             for message, count in messages.items():
                 lines.append(f"{'':<22} {count:>5} x {reason}: {message}")
@@ -145,6 +164,31 @@ def bar_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[f
     return "".join(parts)
 
 
+def _cpu_and_device_charts(variant: Mapping[str, object]) -> list[str]:
+    """Exclusive CPUs per NUMA node (when a CPU manager pins) and devices per resource (when there are
+    any) at the end of one variant, as SVG charts."""
+    charts = []
+    labels, used, free = [], [], []
+    for g in variant["groups"]:  # type: ignore[union-attr]
+        for row in g["numa"]:
+            if "cpu" in row:
+                labels.append(f"{g['name']} NUMA {row['numaNode']}")
+                used.append(row["cpu"]["used"])
+                free.append(row["cpu"]["free"])
+    if labels:
+        charts.append(bar_chart(f"Exclusive CPUs per NUMA node at the end: {variant['name']}", labels,
+                                {"used": used, "free": free}, " CPUs"))
+    labels, used, free = [], [], []
+    for g in variant["groups"]:  # type: ignore[union-attr]
+        for resource, cell in (g.get("devices") or {}).items():
+            labels.append(f"{g['name']} {resource}")
+            used.append(cell["allocated"])
+            free.append(cell["free"])
+    if labels:
+        charts.append(bar_chart(f"Devices at the end: {variant['name']}", labels, {"used": used, "free": free}))
+    return charts
+
+
 def html_report(summary: Summary) -> str:
     """The whole page."""
     variants = list(summary["variants"])  # type: ignore[call-overload]
@@ -166,6 +210,7 @@ def html_report(summary: Summary) -> str:
                 stranded.append(round(cell.get("stranded", 0) / (1 << 30), 2))
         memory_charts.append(bar_chart(f"Memory per NUMA node at the end: {v['name']}", labels,
                                        {"used": used, "free": free, "stranded": stranded}, " GiB"))
+        memory_charts.extend(_cpu_and_device_charts(v))
     table = html.escape("\n".join(table_lines(summary)))
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>fleet {html.escape(str(summary['fleet']))}</title>"
@@ -174,7 +219,9 @@ def html_report(summary: Summary) -> str:
             f"<div>{outcome}</div>" + "".join(f"<div>{c}</div>" for c in memory_charts) +
             "<p>Refused: kubelet's admission refusals (a pod retried elsewhere counts once per refusal). "
             "Disagreements: the scheduler rule chose the node and kubelet refused. Stranded: free memory on a "
-            "NUMA node smaller than the smallest need of a pod that did not run.</p></body></html>\n")
+            "NUMA node smaller than the smallest need of a pod that did not run. Exclusive CPUs: CPUs the CPU "
+            "manager gave a container for itself, out of its allocatable CPUs (the reserved ones left out). "
+            "Devices: devices allocated, out of the healthy ones.</p></body></html>\n")
 
 
 def write_outputs(summary: Summary, out_dir: str, summary_text: str) -> list[str]:

@@ -6,8 +6,9 @@ A bound add (`nodeName` set) goes straight to kubelet on that node. An unbound a
   `first-fit` fleet order; `least-allocated` by LeastAllocated score, highest first, ties in fleet
   order (kube-scheduler breaks ties at random; fleet order keeps runs reproducible);
   `numa-aware` fleet order, keeping only nodes where scheduler-plugins' single-numa-node filter
-  passes on the node's current NRT (asked about memory and hugepages, the resources this
-  simulation's kubelet accounts per NUMA node);
+  passes on the node's current NRT, whose zones list exclusive CPUs, devices, memory and
+  hugepages (asked about every request; cpu left out on a node whose CPU manager pins nothing,
+  whose zones list no `cpu`);
 - kubelet admits on the first candidate. When kubelet refuses (TopologyAffinityError,
   UnexpectedAdmissionError, ...), the scheduler and kubelet disagreed: kubelet marks the pod
   Failed and does not run it. `onRefusal: retry` models a controller that recreates it, and the
@@ -42,8 +43,10 @@ SHAPES_KEPT = 256  # pod shapes whose first candidate node is remembered (least 
 
 @dataclass
 class NodeResult:
-    """What happened on one node: counts, kubelet's refusals by reason and message, and its
-    NUMA nodes at the end (allocatable and free bytes per resource)."""
+    """What happened on one node: counts, kubelet's refusals by reason and message, and at the end
+    its NUMA nodes (allocatable and free bytes per memory resource; allocatable and free exclusive
+    CPUs as `cpu` when the CPU manager pins), its CPUs (`CPU_FIELDS`) and its devices per resource
+    (`DEVICE_FIELDS`)."""
 
     name: str
     group: str
@@ -54,6 +57,8 @@ class NodeResult:
     filter_fit_kubelet_refused: int = 0
     filter_refused_kubelet_admitted: int = 0
     numa: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    cpus: dict[str, int] = field(default_factory=dict)
+    devices: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def refuse(self, reason: str, message: str) -> None:
         by_message = self.refusals.setdefault(reason, {})
@@ -72,6 +77,44 @@ class TaskResult:
     unschedulable: int = 0
     refused_needs: list[int] = field(default_factory=list)
     events: int = 0
+
+
+CPU_FIELDS = ("total", "reserved", "allocatable", "exclusive", "shared")
+DEVICE_FIELDS = ("capacity", "allocatable", "allocated", "free")
+
+
+def cpu_accounts(node: FleetNode) -> tuple[dict[int, tuple[int, int]], dict[str, int]]:
+    """The CPU manager's CPUs now: per NUMA node (allocatable, free) exclusive CPUs, only when it pins
+    (its static policy reports allocatable CPUs), and the node's counts by `CPU_FIELDS`: every CPU, the
+    reserved ones, the allocatable ones, those held exclusively, and the shared pool (defaultCpuSet;
+    under the `none` policy every CPU is shared)."""
+    manager = node.node.simulated_node.cpu_manager
+    total = len(manager.get_all_cpus()) or node.node.machine.num_cores  # a machine file may list no CPU topology
+    allocatable = manager.get_allocatable_cpus()
+    if not allocatable:
+        return {}, {"total": total, "reserved": 0, "allocatable": 0, "exclusive": 0, "shared": total}
+    shared = manager.get_default_cpu_set()
+    free = allocatable.intersection(shared)
+    per_numa: dict[int, tuple[int, int]] = {}
+    for numa in node.node.machine.topology:
+        mine = [t for core in numa.cores or [] for t in core.get("thread_ids") or []]
+        per_numa[numa.node_id] = (sum(1 for t in mine if t in allocatable), sum(1 for t in mine if t in free))
+    counts = {"total": total, "reserved": len(manager.reserved_cpus()), "allocatable": len(allocatable),
+              "exclusive": len(allocatable) - len(free), "shared": len(shared)}
+    return per_numa, counts
+
+
+def device_accounts(node: FleetNode) -> dict[str, dict[str, int]]:
+    """Per device resource, by `DEVICE_FIELDS`: devices registered, healthy ones, those allocated, healthy
+    ones nobody holds."""
+    manager = node.node.simulated_node.device_manager
+    capacity, allocatable = manager.get_capacity()
+    allocated = manager.allocated_devices()
+    healthy = manager.get_allocatable_devices()
+    return {resource: {"capacity": capacity[resource], "allocatable": allocatable.get(resource, 0),
+                       "allocated": len(allocated.get(resource, ())),
+                       "free": len(set(healthy.get(resource, {})) - allocated.get(resource, set()))}
+            for resource in sorted(capacity)}
 
 
 def _memory_need(pod: Pod, scope: str) -> int:
@@ -122,7 +165,7 @@ class Simulation:
     def _build_group(self, group: NodeGroup, names: list[str]) -> list[FleetNode]:
         machine = read_machine(dict(group.machine), self.spec.limits)
         config = read_kubelet(variant_kubelet(group, self.variant), self.spec.limits)
-        return [FleetNode.build(name, group.name, machine, config, self.spec.limits) for name in names]
+        return [FleetNode.build(name, group.name, machine, config, self.spec.limits, group.devices) for name in names]
 
     # ----- events -----
 
@@ -155,10 +198,15 @@ class Simulation:
         for node in self.nodes:
             free = node.node.free()
             allocatable = node.node.allocatable()
-            self.results[node.name].numa = {
+            result = self.results[node.name]
+            result.numa = {
                 numa: {res: (allocatable.get(numa, {}).get(res, 0), amount) for res, amount in sorted(resources.items())}
                 for numa, resources in sorted(free.items())
             }
+            cpus_per_numa, result.cpus = cpu_accounts(node)
+            for numa, amounts in cpus_per_numa.items():
+                result.numa.setdefault(numa, {})["cpu"] = amounts
+            result.devices = device_accounts(node)
         self.result.nodes = [self.results[n.name] for n in self.nodes]
         return self.result
 

@@ -6,7 +6,8 @@
       count: 3
       machine: ../machines/two-nodes.json     # a cadvisor MachineInfo file, relative to this file, or
       # machine: {numaNodes: 2, memoryPerNode: 16Gi, hugepages2Mi: 0, hugepages1Gi: 0, coresPerNode: 8}
-      kubelet: {memoryManagerPolicy: Static, ...}   # KubeletConfiguration fields, or a file
+      kubelet: {memoryManagerPolicy: Static, cpuManagerPolicy: static, ...}   # KubeletConfiguration fields, or a file
+      devices: {nvidia.com/gpu: [{id: gpu0, numaNodes: [0]}]}   # device plugins' devices (optional), or a file
     trace: trace.jsonl              # JSON Lines, see memorymanager.fleet.trace
     templates: {db: {...v1 Pod...}} # optional, for trace events that name a template
     placement: first-fit            # first-fit | least-allocated | numa-aware
@@ -25,6 +26,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from kubeinputs.devices import devices_to_obj, load_devices_file, parse_devices
 from kubeinputs.errors import InputError, check_keys, expect_int, expect_list, expect_map, expect_str, index_path, join_path
 from kubeinputs.machine import machine_info_to_obj
 from kubeinputs.quantity import QuantityError, parse_quantity
@@ -35,20 +37,22 @@ from kubeinputs.synthetic_machine import synthetic_machine
 PLACEMENTS = ("first-fit", "least-allocated", "numa-aware")
 ON_REFUSAL = ("retry", "fail")
 FLEET_KEYS = ("name", "nodes", "trace", "templates", "placement", "onRefusal", "sweep")
-GROUP_KEYS = ("name", "count", "machine", "kubelet")
-SYNTHETIC_KEYS = ("numaNodes", "memoryPerNode", "hugepages2Mi", "hugepages1Gi", "coresPerNode")
+GROUP_KEYS = ("name", "count", "machine", "kubelet", "devices")
+SYNTHETIC_KEYS = ("numaNodes", "memoryPerNode", "hugepages2Mi", "hugepages1Gi", "coresPerNode", "threadsPerCore")
 VARIANT_KEYS = ("name", "kubelet")
 MAX_NODES = 100_000
 
 
 @dataclass(frozen=True)
 class NodeGroup:
-    """`count` identical nodes: a cadvisor MachineInfo (as a dict) and KubeletConfiguration fields."""
+    """`count` identical nodes: a cadvisor MachineInfo (as a dict), KubeletConfiguration fields and the
+    devices their device plugins report (the `devices` declaration, checked against the machine)."""
 
     name: str
     count: int
     machine: Mapping[str, object]
     kubelet: Mapping[str, object]
+    devices: Mapping[str, object] = field(default_factory=dict)
 
     def node_names(self) -> list[str]:
         return [f"{self.name}-{i}" for i in range(self.count)]
@@ -135,6 +139,8 @@ def _machine(value: object, base: str, where: str, limits: Limits) -> dict:
         hugepages_2mi=expect_int(doc.get("hugepages2Mi", 0), join_path(where, "hugepages2Mi"), minimum=0),
         hugepages_1gi=expect_int(doc.get("hugepages1Gi", 0), join_path(where, "hugepages1Gi"), minimum=0),
         cores_per_node=expect_int(doc.get("coresPerNode", 8), join_path(where, "coresPerNode"), minimum=1),
+        threads_per_core=expect_int(doc.get("threadsPerCore", 0), join_path(where, "threadsPerCore"), minimum=0,
+                                    maximum=8),
     )
     return machine_info_to_obj(machine)
 
@@ -145,6 +151,32 @@ def _kubelet(value: object, base: str, where: str, limits: Limits) -> dict:
     if isinstance(value, str):
         return _load_map_file(_relative(base, value), where, limits)
     return dict(expect_map(value, where, "KubeletConfiguration fields or a file path"))
+
+
+def _devices(value: object, base: str, group_where: str, group: str, machine: Mapping[str, object],
+             limits: Limits) -> dict:
+    """A group's `devices`: the declaration map, or a file holding it (relative to the fleet file), checked
+    against the group's machine (ids once per resource, NUMA nodes it has); the declaration's shape back.
+    An error names the group and the path of the bad value."""
+    from memorymanager.node.api import read_machine
+
+    if value is None:
+        return {}
+    where = join_path(group_where, "devices")
+    try:
+        numa_nodes = [n.node_id for n in read_machine(dict(machine), limits).topology]
+    except InputError as exc:
+        raise InputError(join_path(group_where, "machine"), str(exc)) from None
+    try:
+        if isinstance(value, str):
+            file = _relative(base, value)
+            _check_file(file, where)
+            devices = load_devices_file(file, numa_nodes=numa_nodes, limits=limits)
+        else:
+            devices = parse_devices(value, where, numa_nodes=numa_nodes)
+    except InputError as exc:
+        raise InputError(exc.where, f"group {group!r}: {exc.reason}", exc.file) from None
+    return devices_to_obj(devices)
 
 
 def _check_group(group: NodeGroup, where: str, limits: Limits) -> None:
@@ -162,7 +194,7 @@ def _check_group(group: NodeGroup, where: str, limits: Limits) -> None:
     except InputError as exc:
         raise InputError(join_path(where, "kubelet"), str(exc)) from None
     try:
-        Node(machine, kubelet, limits=limits).start()
+        Node(machine, kubelet, limits=limits, devices=dict(group.devices)).start()
     except KubeletStartError as exc:
         raise InputError(where, f"kubelet does not start on group {group.name!r}: {exc}") from None
 
@@ -191,8 +223,9 @@ def parse_fleet(doc: object, path: str, limits: Limits = DEFAULT_LIMITS) -> Flee
             raise InputError(join_path(where, "name"), f"duplicate group name {gname!r}")
         seen.add(gname)
         count = expect_int(entry["count"], join_path(where, "count"), minimum=1, maximum=MAX_NODES)
-        group = NodeGroup(gname, count, _machine(entry["machine"], path, join_path(where, "machine"), limits),
-                          _kubelet(entry.get("kubelet"), path, join_path(where, "kubelet"), limits))
+        machine = _machine(entry["machine"], path, join_path(where, "machine"), limits)
+        group = NodeGroup(gname, count, machine, _kubelet(entry.get("kubelet"), path, join_path(where, "kubelet"), limits),
+                          _devices(entry.get("devices"), path, where, gname, machine, limits))
         _check_group(group, where, limits)
         groups.append(group)
     if not groups:
@@ -236,7 +269,8 @@ def _variants(value: object, groups: list[NodeGroup], where: str, limits: Limits
         overrides = dict(expect_map(entry.get("kubelet"), join_path(vwhere, "kubelet")))
         variant = Variant(vname, overrides)
         for group in groups:
-            _check_group(NodeGroup(group.name, 1, group.machine, variant_kubelet(group, variant)), vwhere, limits)
+            _check_group(NodeGroup(group.name, 1, group.machine, variant_kubelet(group, variant), group.devices),
+                         vwhere, limits)
         variants.append(variant)
     return tuple(variants)
 

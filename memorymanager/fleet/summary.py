@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Mapping, Sequence
 
-from memorymanager.fleet.simulate import NodeResult, TaskResult
+from memorymanager.fleet.simulate import CPU_FIELDS, DEVICE_FIELDS, NodeResult, TaskResult
 from memorymanager.fleet.spec import FleetSpec
 
 SCHEMA = "memorymanager.fleet/v1"
@@ -54,6 +54,22 @@ def _numa_table(nodes: Sequence[NodeResult], smallest_need: int) -> list[dict[st
     return out
 
 
+def _cpu_totals(nodes: Sequence[NodeResult]) -> dict[str, int]:
+    """The nodes' CPU counts summed, by `CPU_FIELDS`."""
+    return {name: sum(n.cpus.get(name, 0) for n in nodes) for name in CPU_FIELDS}
+
+
+def _device_totals(nodes: Sequence[NodeResult]) -> dict[str, dict[str, int]]:
+    """Per device resource, the nodes' device counts summed, by `DEVICE_FIELDS`."""
+    table: dict[str, dict[str, int]] = {}
+    for node in nodes:
+        for resource, counts in node.devices.items():
+            cell = table.setdefault(resource, {name: 0 for name in DEVICE_FIELDS})
+            for name in DEVICE_FIELDS:
+                cell[name] += counts.get(name, 0)
+    return {resource: table[resource] for resource in sorted(table)}
+
+
 def build_summary(spec: FleetSpec, results: Sequence[TaskResult], *, events: int, bound: bool) -> dict[str, JSONValue]:
     """The summary document; `results` in any order (they are regrouped by variant and node)."""
     order = {name: i for i, name in enumerate(spec.node_names())}
@@ -82,6 +98,8 @@ def build_summary(spec: FleetSpec, results: Sequence[TaskResult], *, events: int
             if spec.placement == "numa-aware":
                 entry["filterFitKubeletRefused"] = sum(n.filter_fit_kubelet_refused for n in members)
                 entry["filterRefusedKubeletAdmitted"] = sum(n.filter_refused_kubelet_admitted for n in members)
+            entry["cpus"] = _cpu_totals(members)
+            entry["devices"] = _device_totals(members)
             entry["numa"] = _numa_table(members, smallest)
             groups.append(entry)
         pods = {

@@ -13,7 +13,7 @@ from kubeinputs.qos import get_pod_qos
 from memorymanager.cli.app import main
 from memorymanager.fleet.engines import execute, plan
 from memorymanager.fleet.nrt_filter import filter_pod
-from memorymanager.fleet.fleetnode import memory_only
+from memorymanager.fleet.fleetnode import without_cpu
 from memorymanager.fleet.simulate import Simulation, SimulationObserver
 from memorymanager.fleet.spec import load_fleet
 from memorymanager.fleet.summary import build_summary, dumps
@@ -122,10 +122,12 @@ def test_numa_aware_places_only_where_the_filter_fits():
 
     class Watch(SimulationObserver):
         def filtered(self, node, ask, fits):
-            # the filter sees memory and hugepages, with the QoS class of the whole pod
+            # these nodes' CPU manager pins nothing (policy none), so their NRT lists no cpu: the filter
+            # is asked about every request but cpu, with the QoS class of the whole pod
             pod = next(e.pod for e in events if e.pod is not None and e.pod.name == ask.pod.name)
-            assert (ask.pod, ask.qos) == (memory_only(pod), get_pod_qos(pod, True))
-            assert fits == filter_pod(ask.pod, node.nrt(), node.allocatable, qos=ask.qos).fits
+            assert not node.lists_cpu and ask.pod == pod
+            assert (ask.for_node(False)[0], ask.qos) == (without_cpu(pod), get_pod_qos(pod, True))
+            assert fits == filter_pod(without_cpu(pod), node.nrt(), node.allocatable, qos=ask.qos).fits
             tried.append((ask.pod.name, node.name, fits))
 
         def kubelet_answered(self, node, pod, answer):
@@ -260,7 +262,7 @@ def test_nrt_of_a_fleet_node_drives_the_filter():
 
     def fits(manifest):
         p = _pod(manifest, "pod")
-        return filter_pod(memory_only(p), node.nrt(), node.allocatable, qos=get_pod_qos(p, True)).fits
+        return filter_pod(without_cpu(p), node.nrt(), node.allocatable, qos=get_pod_qos(p, True)).fits
 
     for i, cpu in enumerate(("2", "2")):
         p = _pod(guaranteed(f"big{i}", cpu, "3Gi"), "pod")

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import memorymanager
 from kubeinputs.pod import parse_pod
+from memorymanager.fleet.nrt_filter import numa_zones
 from memorymanager.fleet.nrt_view import NodeNRT, node_nrt
 
 POLICIES = ("single-numa-node", "restricted", "best-effort", "none")
@@ -57,6 +58,7 @@ def test_kept_pod_by_pod_equals_the_whole_object(numa, policy, scope, ops):
             node.remove(pod.uid)
             view.removed(pod)
         assert view.nrt() == node_nrt("n", node), (op, arg)
+        assert view.numa_zones() == numa_zones(view.nrt())  # what the filter reads, without the round trip
 
 
 def test_a_block_on_two_numa_nodes_is_drawn_as_the_updater_draws_it():
