@@ -24,13 +24,14 @@ two after every step).
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Mapping, Optional
+from typing import Optional
 
 from kubeinputs.pod import Pod
 from kubeinputs.quantity import parse_quantity
 from memorymanager.fleet.nrt_filter import MAX_NUMA_ID, NUMAZone, numa_zones
 from memorymanager.node.api import Node
-from memorymanager.server.host import ContainerView, PodView, listed_containers
+from memorymanager.server.host import (ContainerView, PodView, allocatable_of, container_cpus, container_devices,
+                                       listed_containers)
 from kubeinputs.features import POD_LEVEL_RESOURCES_GATE, FeatureGates
 from memorymanager.server import podfingerprint
 from memorymanager.server.nrt import attributes, node_resource_topology
@@ -40,51 +41,17 @@ from memorymanager.server.nrt_zones import ZoneAmounts, node_zones
 from memorymanager.server.podresources import Device, ProviderData, container_memory, devices_message, pod_resources
 from memorymanager.server.protos.v1 import api_pb2 as v1
 
-DeviceTopology = Mapping[str, Mapping[str, Optional[tuple[int, ...]]]]
-"""resource -> device ID -> its NUMA nodes (None: no topology), as the device manager answers."""
-
-
-def device_entries(devices: DeviceTopology) -> list[Device]:
-    """kubelet's PodResources ContainerDevices for a device map: one entry per device and NUMA node of
-    it, one without topology for a device that has none (resources and IDs sorted: kubelet's order
-    comes from Go maps)."""
-    entries: list[Device] = []
-    for resource in sorted(devices):
-        for device_id in sorted(devices[resource]):
-            numa = devices[resource][device_id]
-            if not numa:
-                entries.append(Device(resource, (device_id,)))
-            else:
-                entries.extend(Device(resource, (device_id,), (n,)) for n in numa)
-    return entries
-
-
-def allocatable_devices(node: Node) -> list[Device]:
-    """GetAllocatableResources' devices: the healthy devices of every registered resource."""
-    healthy = node.simulated_node.device_manager.get_allocatable_devices()
-    return device_entries({resource: {d: dev.numa_nodes for d, dev in by_id.items()}
-                           for resource, by_id in healthy.items()})
-
-
-def container_cpus(node: Node, pod_uid: str, container: str) -> list[int]:
-    """GetExclusiveCPUs: the container's exclusive CPUs, ascending (none in the shared pool)."""
-    return node.simulated_node.cpu_manager.get_exclusive_cpus(pod_uid, container).list()
-
-
-def container_devices(node: Node, pod_uid: str, container: str) -> list[Device]:
-    """GetDevices: the container's devices as PodResources lists them."""
-    return device_entries(node.simulated_node.device_manager.get_devices(pod_uid, container) or {})
-
-
 def provider_data(node: Node, pods: list[Pod]) -> ProviderData:
-    """What the node's CPU and device managers report to PodResources for these pods' listed containers."""
-    data = ProviderData(allocatable_cpus=node.simulated_node.cpu_manager.get_allocatable_cpus().list(),
-                        allocatable_devices=allocatable_devices(node))
+    """What the node's CPU and device managers report to PodResources for these pods' listed containers
+    (the readers `serve` answers with: `memorymanager.server.host`)."""
+    sim = node.simulated_node
+    allocatable = allocatable_of(sim)
+    data = ProviderData(allocatable_cpus=list(allocatable.cpus), allocatable_devices=list(allocatable.devices))
     for pod in pods:
         for container in listed_containers(pod, True):
             key = f"{pod.namespace}/{pod.name}/{container.name}"
-            data.container_cpus[key] = container_cpus(node, pod.uid, container.name)
-            data.container_devices[key] = container_devices(node, pod.uid, container.name)
+            data.container_cpus[key] = list(container_cpus(sim, pod.uid, container.name))
+            data.container_devices[key] = list(container_devices(sim, pod.uid, container.name))
     return data
 
 
@@ -169,7 +136,7 @@ class NodeNRT:
         draws: Drawn = []
         for container, held in zip(listed_containers(pod, True), devices):
             if count_cpus:
-                self._take(draws, CPU, [str(c) for c in container_cpus(self.node, pod.uid, container.name)])
+                self._take(draws, CPU, [str(c) for c in container_cpus(self.node.simulated_node, pod.uid, container.name)])
             for entry in held:
                 self._take(draws, entry.resource_name, list(entry.device_ids))
             for block in self.node.memory_blocks(pod.uid, container.name):
@@ -186,7 +153,7 @@ class NodeNRT:
         """An admitted pod (listed; counted when the updater's scanner watches it)."""
         self._object = self._zones = None
         self.hashes[pod.uid] = podfingerprint.pod_hash(pod.namespace, pod.name)
-        devices = [container_devices(self.node, pod.uid, c.name) for c in listed_containers(pod, True)]
+        devices = [container_devices(self.node.simulated_node, pod.uid, c.name) for c in listed_containers(pod, True)]
         listed = v1.PodResources(name=pod.name, namespace=pod.namespace, containers=[
             v1.ContainerResources(devices=devices_message(held)) for held in devices])
         counted, count_cpus = is_watchable(listed, pod, self.scan_options)
