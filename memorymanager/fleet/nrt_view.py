@@ -130,7 +130,7 @@ class NodeNRT:
             if numa is not None and resource in self.amounts.get(numa, {}):
                 draws.append((numa, resource, 1))
 
-    def _draws(self, pod: Pod, devices: list[list[Device]], count_cpus: bool) -> Optional[Drawn]:
+    def _draws(self, pod: Pod, devices: list[tuple[Device, ...]], count_cpus: bool) -> Optional[Drawn]:
         """What a counted pod draws down (its listed containers' `devices`), or None when one of its
         memory blocks spans NUMA nodes."""
         draws: Drawn = []
