@@ -46,7 +46,7 @@ Example: two GPUs on NUMA node 1 of a 2-node machine, the topology manager's sto
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, Mapping, Optional, Protocol, Union
+from typing import Callable, Iterable, Mapping, Optional, Protocol, Sequence, Union
 
 from kubeinputs.devices import DeclaredDevices, Device
 from kubeinputs.machine import MachineInfo
@@ -54,7 +54,6 @@ from state.checkpoint_errors import CheckpointNotFoundError
 from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
 from topologymanager.hint import TopologyHint
 from kubeinputs.pod import Container, Pod
-from memorymanager.policy_manager import ActivePodsFunc
 from topologymanager.hint_provider import ProviderHints
 from topologymanager.observer import DEVICE_MANAGER, NO_OBSERVER, Observer
 
@@ -69,6 +68,7 @@ from devicemanager.topology_hints import get_pod_topology_hints, get_topology_hi
 
 __all__ = ["ActivePodsFunc", "AffinityStore", "Manager", "new_manager", "EMPTY_ALLOCATE_RESPONSE"]
 
+ActivePodsFunc = Callable[[], Sequence[Pod]]
 
 # What a declared (simulated) plugin answers to Allocate: an empty ContainerAllocateResponse, whose
 # protobuf encoding is zero bytes (the checkpoint writes "AllocResp":"").
