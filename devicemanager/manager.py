@@ -90,8 +90,8 @@ def _machine_nodes(machine_info: Union[MachineInfo, Iterable[int]]) -> list[int]
     return [node.node_id for node in topology]
 
 
-def new_manager(machine_info: Union[MachineInfo, Iterable[int]], affinity_store: AffinityStore, state_dir: Optional[str],
-                devices: Optional[Mapping[str, Iterable[Device]]] = None, *,
+def new_manager(machine_info: Union[MachineInfo, Iterable[int]], affinity_store: AffinityStore,
+                state_dir: Optional[str], devices: Optional[Mapping[str, Iterable[Device]]] = None, *,
                 strict_checkpoint: bool = False, observer: Observer = NO_OBSERVER) -> "Manager":
     """NewManagerImpl: a device manager for the machine's NUMA nodes (a MachineInfo or a list of ids).
 
