@@ -11,6 +11,7 @@ from __future__ import annotations
 import tempfile
 import time
 
+from benchmarks.churn import churn_seconds
 from benchmarks.machines import guaranteed_pod, numa_machine, static_config
 from benchmarks.timing import Row, median_seconds
 from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode
@@ -48,17 +49,6 @@ def run_b4(pods: int) -> list[Row]:
         with tempfile.TemporaryDirectory() as folder:
             node = SimulatedNode(numa_machine(8), static_config("restricted"), folder if with_file else None)
             node.start()
-            batch = [guaranteed_pod(f"pod-{i}", memory="1Gi") for i in range(pods)]
-            live = []
-            start = time.perf_counter()
-            for pod in batch:
-                outcome = node.admit(pod)
-                assert outcome.admit, outcome
-                live.append(pod)
-                if len(live) > 16:  # keep the node partly full, like a busy node
-                    node.remove(live.pop(0))
-            for pod in live:
-                node.remove(pod)
-            elapsed = time.perf_counter() - start
+            elapsed = churn_seconds(node, [guaranteed_pod(f"pod-{i}", memory="1Gi") for i in range(pods)])
         rows.append(Row("B4", f"churn {pods:,} pods, 8 NUMA", label, 2 * pods / elapsed, "ops/s"))
     return rows

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 import tracemalloc
 
-from benchmarks.timing import Row
+from benchmarks.timing import Row, size_text
 from kubeinputs.cpuset import CPUSet
 from kubeinputs.features import FeatureGates
 from kubeinputs.machine import MachineInfo, parse_machine_info
@@ -120,10 +120,6 @@ def _check(case: str, hints: object) -> str:
     return f"{len(hints)} hints"
 
 
-def _size(n: int) -> str:
-    return f"{n / (1 << 20):.2f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"
-
-
 def run(repeats: int) -> list[Row]:
     """B13 rows: median ms of the hints call and its peak memory, per case."""
     rows = []
@@ -134,7 +130,7 @@ def run(repeats: int) -> list[Row]:
         median = times[len(times) // 2]
         verdict = "ok" if median < TARGET_SECONDS and peak < TARGET_BYTES else "MISSES TARGET"
         rows.append(Row("B13", f"CPU hints, {case}", "static", median * 1e3, "ms",
-                        f"peak {_size(peak)}; {answer}; {verdict}"))
+                        f"peak {size_text(peak, 2)}; {answer}; {verdict}"))
     return rows
 
 

@@ -11,28 +11,25 @@ Three shapes, each at 16, 24, 34, 48 and 64 NUMA nodes, restricted or best-effor
 * busy: the pair machine after a single-node pod on node 0 and a pair on {1,2}: {3,4}.
 
 "after" is the production code; "before" is today's enumerating code (the family paths switched
-off), run in a child process capped at BEFORE_SECONDS and BEFORE_BYTES of address space, so it
+off), run in a child process capped in time and address space (benchmarks/capped.py), so it
 reports "did not finish" or MemoryError instead of hanging the benchmark. Peak memory is
 tracemalloc's peak of Python allocations during the admission (after; before: the child's).
 """
 from __future__ import annotations
 
-import multiprocessing
-import resource
 import time
 import tracemalloc
 from typing import Optional
 
 from benchmarks.machines import GiB, guaranteed_pod, static_config
-from benchmarks.timing import Row
+from benchmarks.capped import before_note, run_capped
+from benchmarks.timing import Row, size_text
 from kubeinputs.machine import HugePagesInfo, MachineInfo, Node
 from memorymanager.node.simulated_node import FixedHintProvider, SimulatedNode
 from topologymanager.hint import TopologyHint
 
 SIZES = (16, 24, 34, 48, 64)
 SHAPES = ("gb200", "pair", "busy")
-BEFORE_SECONDS = 30.0
-BEFORE_BYTES = 3 << 30
 
 
 def _machine(shape: str, n: int) -> MachineInfo:
@@ -86,39 +83,19 @@ def _admit_once(shape: str, n: int, trace: bool) -> tuple[float, int]:
     return elapsed, peak
 
 
-def _before_child(shape: str, n: int, out) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (BEFORE_BYTES, BEFORE_BYTES))
+def _before(shape: str, n: int) -> float:
+    """One admission with today's enumerating paths (run in the capped child only)."""
     import memorymanager.hints as hints_module
     import topologymanager.fast_merge as fast_merge_module
 
-    hints_module.FAMILY_MIN_NODES = 65  # today's enumerating paths
+    hints_module.FAMILY_MIN_NODES = 65
     fast_merge_module.FAST_MERGE_MAX_NODES = 65
-    try:
-        elapsed, _ = _admit_once(shape, n, trace=False)
-        out.send(("ok", elapsed))
-    except MemoryError:
-        out.send(("MemoryError", 0.0))
-    except Exception as exc:  # noqa: BLE001 - reported in the table
-        out.send((type(exc).__name__, 0.0))
+    return _admit_once(shape, n, trace=False)[0]
 
 
 def run_before(shape: str, n: int) -> tuple[str, float]:
     """Today's code in a capped child: ("ok", seconds), ("did not finish", cap) or (error, 0)."""
-    ctx = multiprocessing.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_before_child, args=(shape, n, child))
-    proc.start()
-    if parent.poll(BEFORE_SECONDS):
-        status, seconds = parent.recv()
-    else:
-        status, seconds = "did not finish", BEFORE_SECONDS
-    proc.kill()
-    proc.join()
-    return status, seconds
-
-
-def _size(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"
+    return run_capped(_before, shape, n)
 
 
 def run_b8(repeats: int, with_before: bool = True, sizes=SIZES) -> list[Row]:
@@ -129,13 +106,9 @@ def run_b8(repeats: int, with_before: bool = True, sizes=SIZES) -> list[Row]:
             times = sorted(_admit_once(shape, n, trace=False)[0] for _ in range(max(1, repeats)))
             _, peak = _admit_once(shape, n, trace=True)
             median = times[len(times) // 2]
-            before_note = ""
-            if with_before:
-                status, seconds = run_before(shape, n)
-                before_note = (f"before: {seconds * 1e3:,.0f} ms" if status == "ok"
-                               else f"before: {status} (cap {BEFORE_SECONDS:.0f} s, {BEFORE_BYTES >> 30} GiB)")
+            before = before_note(*run_before(shape, n)) if with_before else ""
             rows.append(Row("B8", f"admit 1 pod, {shape}, {n} NUMA", "after", median * 1e3, "ms",
-                            f"peak {_size(peak)}; {before_note}".rstrip("; ")))
+                            f"peak {size_text(peak)}; {before}".rstrip("; ")))
     return rows
 
 

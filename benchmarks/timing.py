@@ -49,3 +49,8 @@ def print_table(rows: list[Row], out=sys.stdout) -> None:
     for r in rows:
         value = f"{r.value:,.0f} {r.unit}" if r.unit == "ops/s" else f"{r.value:.3f} {r.unit}"
         print(f"| {r.bench} | {r.case} | {r.variant} | {value} | {r.note} |", file=out)
+
+
+def size_text(n: int, digits: int = 1) -> str:
+    """A peak of allocated bytes for the table: MB with `digits` decimals from 1 MiB, else whole KB."""
+    return f"{n / (1 << 20):.{digits}f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"

@@ -16,34 +16,32 @@ of kubelet's hint providers wired in (device manager, CPU manager, memory manage
 
 "before" (B13, B14) is kubelet's enumerating walk: the memory manager's and the device manager's mask
 loops and the topology manager's cross product over every mask (the hint-family paths switched off),
-run in a child process capped at BEFORE_SECONDS and BEFORE_BYTES of address space, which reports
+run in a child process capped in time and address space (benchmarks/capped.py), which reports
 "did not finish" instead of hanging the benchmark (as B8 does).
 
     python -m benchmarks.wired [--repeats N] [--no-before]
 """
 from __future__ import annotations
 
-import multiprocessing
-import resource
 import time
 import tracemalloc
 from typing import Any, Callable, Optional
 
-from benchmarks.timing import Row
+from benchmarks.capped import before_note, run_capped
+from benchmarks.churn import churn_seconds
+from benchmarks.timing import Row, size_text
 from kubeinputs.devices import Device
-from kubeinputs.kubelet_config import parse_kubelet_config
+from kubeinputs.kubelet_config import KubeletConfig, parse_kubelet_config
 from kubeinputs.machine import MachineInfo, parse_machine_info
 from kubeinputs.pod import Pod, parse_pod
 from kubeinputs.synthetic_machine import synthetic_machine
 from memorymanager.node.simulated_node import SimulatedNode
 
 GPU = "nvidia.com/gpu"
-BEFORE_SECONDS = 30.0
-BEFORE_BYTES = 3 << 30
 TARGETS = {"B12": 1e-3, "B13": 10e-3, "B14": 10e-3}
 
 
-def _config(policy: str, max_numa: int = 8, cpu_reserved: str = "1") -> Any:
+def _config(policy: str, max_numa: int = 8, cpu_reserved: str = "1") -> KubeletConfig:
     fields: dict[str, Any] = {
         "cpuManagerPolicy": "static", "systemReserved": {"cpu": cpu_reserved}, "memoryManagerPolicy": "Static",
         "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}], "topologyManagerPolicy": policy}
@@ -121,41 +119,22 @@ def _peak(bench: str) -> int:
         tracemalloc.stop()
 
 
-def _before_child(bench: str, out: Any) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (BEFORE_BYTES, BEFORE_BYTES))
+def _before(bench: str) -> float:
+    """One round with kubelet's enumerating loops and cross product (run in the capped child only)."""
     import devicemanager.hint_family as device_family
     import memorymanager.hints as memory_hints
     import topologymanager.fast_merge as fast_merge
 
-    memory_hints.FAMILY_MIN_NODES = 65  # kubelet's enumerating loops and cross product
+    memory_hints.FAMILY_MIN_NODES = 65
     device_family.FAMILY_MIN_NODES = 65
     fast_merge.FAST_MERGE_MAX_NODES = 65
-    try:
-        node, pod = CASES[bench]()
-        out.send(("ok", _one(bench, node, pod)))
-    except MemoryError:
-        out.send(("MemoryError", 0.0))
-    except Exception as exc:  # noqa: BLE001 - reported in the table
-        out.send((type(exc).__name__, 0.0))
+    node, pod = CASES[bench]()
+    return _one(bench, node, pod)
 
 
 def run_before(bench: str) -> tuple[str, float]:
     """The enumerating code in a capped child: ("ok", seconds), ("did not finish", cap) or (error, 0)."""
-    ctx = multiprocessing.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_before_child, args=(bench, child))
-    proc.start()
-    if parent.poll(BEFORE_SECONDS):
-        status, seconds = parent.recv()
-    else:
-        status, seconds = "did not finish", BEFORE_SECONDS
-    proc.kill()
-    proc.join()
-    return status, seconds
-
-
-def _size(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MB" if n >= 1 << 20 else f"{n / 1024:.0f} KB"
+    return run_capped(_before, bench)
 
 
 TITLES = {
@@ -172,11 +151,9 @@ def run(repeats: int, with_before: bool = True) -> list[Row]:
         node, pod = build()
         times = sorted(_one(bench, node, pod) for _ in range(max(3, repeats)))
         median = times[len(times) // 2]
-        note = f"target < {TARGETS[bench] * 1e3:.0f} ms; peak {_size(_peak(bench))}"
+        note = f"target < {TARGETS[bench] * 1e3:.0f} ms; peak {size_text(_peak(bench))}"
         if with_before and bench != "B12":
-            status, seconds = run_before(bench)
-            note += (f"; before: {seconds * 1e3:,.0f} ms" if status == "ok"
-                     else f"; before: {status} (cap {BEFORE_SECONDS:.0f} s, {BEFORE_BYTES >> 30} GiB)")
+            note += "; " + before_note(*run_before(bench))
         rows.append(Row(bench, TITLES[bench], "in process", median * 1e3, "ms", note))
     return rows
 
@@ -187,18 +164,7 @@ def run_b4_cpu(pods: int) -> list[Row]:
     machine = synthetic_machine(8, 64 << 30, cores_per_node=16, threads_per_core=2)
     node = SimulatedNode(machine, _config("restricted"), None)
     node.start()
-    batch = [_pod(f"pod-{i}", 1, "1Gi") for i in range(pods)]
-    live: list[Pod] = []
-    start = time.perf_counter()
-    for pod in batch:
-        outcome = node.admit(pod)
-        assert outcome.admit, outcome
-        live.append(pod)
-        if len(live) > 16:  # keep the node partly full, like a busy node
-            node.remove(live.pop(0))
-    for pod in live:
-        node.remove(pod)
-    elapsed = time.perf_counter() - start
+    elapsed = churn_seconds(node, [_pod(f"pod-{i}", 1, "1Gi") for i in range(pods)])
     return [Row("B4", f"churn {pods:,} pods, 8 NUMA, 256 CPUs", "CPU manager static, checkpoint off",
                 2 * pods / elapsed, "ops/s", "target >= 5,000 ops/s")]
 

@@ -6,12 +6,13 @@ too (the CPUs a pod's later containers may re-use from its init containers).
 """
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from kubeinputs.cpuset import CPUSet
 from topologymanager.hint import TopologyHint
 from memorymanager.policy_manager import Policy as PolicyBase
 
+from cpumanager.policy_options import TopologyStore
 from cpumanager.state.state import State
 
 # kubelet's policy names (cpuManagerPolicy values and the checkpoint's policyName): lower case.
@@ -19,14 +20,12 @@ POLICY_NONE = "none"
 POLICY_STATIC = "static"
 
 
-class AffinityStore(Protocol):
-    """The topology manager's `Store`: the merged hint stored per container, and its policy."""
+class AffinityStore(TopologyStore, Protocol):
+    """The topology manager's `Store`: the merged hint stored per container, and its policy (`get_policy`,
+    of which only the name is read)."""
 
     def get_affinity(self, pod_uid: str, container_name: str) -> TopologyHint:
         """The stored hint, or the zero hint `TopologyHint()` for an unknown container."""
-
-    def get_policy(self) -> Any:
-        """The topology manager's policy (only its `name` property is read)."""
 
 
 class Policy(PolicyBase[State], Protocol):

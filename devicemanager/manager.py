@@ -46,9 +46,10 @@ Example: two GPUs on NUMA node 1 of a 2-node machine, the topology manager's sto
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Protocol, Sequence, Union
 
 from kubeinputs.devices import DeclaredDevices, Device
+from kubeinputs.machine import MachineInfo
 from state.checkpoint_errors import CheckpointNotFoundError
 from state.checkpoint_manager import CheckpointManager, FileOps, StoreError
 from topologymanager.hint import TopologyHint
@@ -67,7 +68,7 @@ from devicemanager.topology_hints import get_pod_topology_hints, get_topology_hi
 
 __all__ = ["ActivePodsFunc", "AffinityStore", "Manager", "new_manager", "EMPTY_ALLOCATE_RESPONSE"]
 
-ActivePodsFunc = Callable[[], Sequence[Any]]
+ActivePodsFunc = Callable[[], Sequence[Pod]]
 
 # What a declared (simulated) plugin answers to Allocate: an empty ContainerAllocateResponse, whose
 # protobuf encoding is zero bytes (the checkpoint writes "AllocResp":"").
@@ -81,7 +82,7 @@ class AffinityStore(Protocol):
         """The stored hint, or the zero hint for an unknown container."""
 
 
-def _machine_nodes(machine_info: Any) -> list[int]:
+def _machine_nodes(machine_info: Union[MachineInfo, Iterable[int]]) -> list[int]:
     """The NUMA node ids of a MachineInfo (cadvisor's topology order), or of a plain list of ids."""
     topology = getattr(machine_info, "topology", None)
     if topology is None:
@@ -89,8 +90,8 @@ def _machine_nodes(machine_info: Any) -> list[int]:
     return [node.node_id for node in topology]
 
 
-def new_manager(machine_info: Any, affinity_store: AffinityStore, state_dir: Optional[str],
-                devices: Optional[Mapping[str, Iterable[Device]]] = None, *,
+def new_manager(machine_info: Union[MachineInfo, Iterable[int]], affinity_store: AffinityStore,
+                state_dir: Optional[str], devices: Optional[Mapping[str, Iterable[Device]]] = None, *,
                 strict_checkpoint: bool = False, observer: Observer = NO_OBSERVER) -> "Manager":
     """NewManagerImpl: a device manager for the machine's NUMA nodes (a MachineInfo or a list of ids).
 

@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Mapping, Optional
 
 from state.types import HUGEPAGES_PREFIX, MEMORY, Block, MemoryTable, NUMANodeMap, NUMANodeState
 
-from kubeinputs.machine import hugepage_resource_name
+from kubeinputs.machine import MachineInfo, hugepage_resource_name
 from memorymanager.policy import MemoryManagerError
 from memorymanager.reserved_memory import SystemReservedMemory
 
@@ -51,7 +51,7 @@ def resource_system_reserved(system_reserved: SystemReservedMemory, node_id: int
     return system_reserved.get(node_id, {}).get(resource, 0)
 
 
-def get_default_machine_state(machine_info, system_reserved: SystemReservedMemory) -> NUMANodeMap:
+def get_default_machine_state(machine_info: MachineInfo, system_reserved: SystemReservedMemory) -> NUMANodeMap:
     """The machine state of an empty node: per NUMA node, hugepage tables and the regular memory table.
 
     allocatable = free = total - reserved for each hugepage size; regular memory's

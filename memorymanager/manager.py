@@ -15,6 +15,7 @@ from state.state import State, StateReader
 from state.state_checkpoint import new_checkpoint_state
 from state.state_mem import MemoryState, in_memory_copy
 from state.types import Block
+from kubeinputs.machine import MachineInfo
 from kubeinputs.features import FeatureGates
 from kubeinputs.pod import Container, Pod
 from topologymanager.hint import TopologyHint
@@ -55,7 +56,7 @@ PLATFORM = "linux"
 
 def new_manager(
     policy_name: str,
-    machine_info,
+    machine_info: MachineInfo,
     node_allocatable_reservation: Mapping[str, Quantity],
     reserved_memory: Sequence,
     state_dir: Optional[str],

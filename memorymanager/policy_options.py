@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from kubeinputs.features import MEMORY_MANAGER_DRIFT_TOLERANCE_GATE
+from kubeinputs.features import MEMORY_MANAGER_DRIFT_TOLERANCE_GATE, FeatureGates
 from kubeinputs.goformat import go_quote
 from memorymanager.memory_drift import PROC_IOMEM_PATH, memory_drift_from_kernel_image
 from memorymanager.policy import MemoryManagerError
@@ -32,7 +32,7 @@ class PolicyOptions:
     max_memory_drift: int = 0
 
 
-def check_policy_option_available(option: str, feature_gates) -> None:
+def check_policy_option_available(option: str, feature_gates: FeatureGates) -> None:
     """Refuse unknown options, and alpha options while their gate is off."""
     if option not in ALPHA_OPTIONS and option not in BETA_OPTIONS and option not in STABLE_OPTIONS:
         raise MemoryManagerError(f"unknown Memory Manager Policy option: {go_quote(option)}")
@@ -62,7 +62,7 @@ def parse_memory_drift_tolerance(value: str, iomem_path: str = PROC_IOMEM_PATH) 
 
 
 def new_policy_options(
-    options: Optional[Mapping[str, str]], feature_gates, iomem_path: str = PROC_IOMEM_PATH
+    options: Optional[Mapping[str, str]], feature_gates: FeatureGates, iomem_path: str = PROC_IOMEM_PATH
 ) -> PolicyOptions:
     """Validate and parse the options map. Go walks it in random order; here names are sorted,
     so with several bad options the alphabetically first is reported."""

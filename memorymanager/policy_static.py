@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
+from kubeinputs.machine import MachineInfo
 from kubeinputs.pod import Container, Pod
 from state.state import State
 from state.types import MEMORY, Block, NUMANodeMap
@@ -68,7 +69,7 @@ class StaticPolicy:
 
     def __init__(
         self,
-        machine_info,
+        machine_info: MachineInfo,
         system_reserved: SystemReservedMemory,
         affinity: AffinityStore,
         feature_gates: FeatureGates,
@@ -558,7 +559,7 @@ def _init_container_blocks(
 
 
 def new_policy_static(
-    machine_info,
+    machine_info: MachineInfo,
     system_reserved: SystemReservedMemory,
     affinity: AffinityStore,
     feature_gates: Optional[FeatureGates] = None,

@@ -11,6 +11,7 @@ from typing import Mapping, Sequence
 
 from state.types import MEMORY, is_memory_resource
 
+from kubeinputs.machine import MachineInfo
 from kubeinputs.goformat import go_quote
 from memorymanager.policy import MemoryManagerError
 from kubeinputs.quantity import Quantity, QuantityError, zero_quantity
@@ -21,12 +22,12 @@ UINT64_MASK = (1 << 64) - 1
 SystemReservedMemory = dict[int, dict[str, int]]
 
 
-def _machine_node_ids(machine_info) -> list[int]:
+def _machine_node_ids(machine_info: MachineInfo) -> list[int]:
     """The NUMA node ids of cadvisor's topology, in machine-info order."""
     return [node.node_id for node in machine_info.topology]
 
 
-def get_total_memory_type_reserved(machine_info, reserved_memory: Sequence) -> dict[str, Quantity]:
+def get_total_memory_type_reserved(machine_info: MachineInfo, reserved_memory: Sequence) -> dict[str, Quantity]:
     """Sum `reservedMemory` per resource name; an entry for an unknown NUMA node is an error.
 
     Entries are checked in list order before anything is summed past them, as in
@@ -66,7 +67,7 @@ class ReservedMemoryMismatchError(MemoryManagerError):
 
 
 def validate_reserved_memory(
-    machine_info, node_allocatable_reservation: Mapping[str, Quantity], reserved_memory: Sequence
+    machine_info: MachineInfo, node_allocatable_reservation: Mapping[str, Quantity], reserved_memory: Sequence
 ) -> None:
     """Check that reservedMemory adds up to the Node Allocatable reservation for every memory type.
 
@@ -89,7 +90,7 @@ def validate_reserved_memory(
             raise ReservedMemoryMismatchError(name, reserved, allocatable)
 
 
-def convert_reserved(machine_info, reserved_memory: Sequence) -> SystemReservedMemory:
+def convert_reserved(machine_info: MachineInfo, reserved_memory: Sequence) -> SystemReservedMemory:
     """NUMA node -> resource -> bytes; every machine node gets a (possibly empty) map.
 
     A later entry for the same node and resource overwrites an earlier one (although
@@ -107,7 +108,7 @@ def convert_reserved(machine_info, reserved_memory: Sequence) -> SystemReservedM
 
 
 def get_system_reserved_memory(
-    machine_info, node_allocatable_reservation: Mapping[str, Quantity], reserved_memory: Sequence
+    machine_info: MachineInfo, node_allocatable_reservation: Mapping[str, Quantity], reserved_memory: Sequence
 ) -> SystemReservedMemory:
     """Validate then convert the reservations (kubelet's getSystemReservedMemory)."""
     validate_reserved_memory(machine_info, node_allocatable_reservation, reserved_memory)

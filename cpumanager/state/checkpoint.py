@@ -27,7 +27,7 @@ private `podEntryJSON`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from kubeinputs import gojson
 from kubeinputs.checksum import checksum_of, string_checksum
@@ -56,6 +56,10 @@ class PodEntryJSON:
     """kubelet's podEntryJSON: the JSON form of a pod entry."""
 
     cpu_set: str = ""
+
+
+PodEntryValues = dict[str, Union[PodEntryJSON, CPUSet]]
+"""pod UID -> pod entry: as decoded from JSON (PodEntryJSON) or, when built for writing, a CPUSet."""
 
 
 @dataclass
@@ -90,7 +94,7 @@ POD_ENTRIES_JSON = GoMap(STRING, POD_ENTRY_JSON, "state.PodCPUAssignments")
 POD_ENTRIES_SPEW = GoMap(STRING, POD_ENTRY_SPEW, "state.PodCPUAssignments")
 
 
-def _spew_pod_entries(pod_entries: Optional[dict[str, Any]]) -> Optional[dict[str, _PodEntrySpew]]:
+def _spew_pod_entries(pod_entries: Optional[PodEntryValues]) -> Optional[dict[str, _PodEntrySpew]]:
     """Pod entries (PodEntryJSON or CPUSet values) in kubelet's in-memory shape, for the checksum."""
     if pod_entries is None:
         return None
@@ -101,7 +105,7 @@ def _spew_pod_entries(pod_entries: Optional[dict[str, Any]]) -> Optional[dict[st
     return result
 
 
-def _parse_pod_cpuset(entry: Any) -> CPUSet:
+def _parse_pod_cpuset(entry: Union[PodEntryJSON, CPUSet]) -> CPUSet:
     """A pod entry's cpuset (PodEntry.UnmarshalJSON): `failed to parse cpuset: <err>` when invalid."""
     text = entry.cpu_set if isinstance(entry, PodEntryJSON) else ""
     try:
@@ -110,7 +114,7 @@ def _parse_pod_cpuset(entry: Any) -> CPUSet:
         raise CheckpointError(f"failed to parse cpuset: {err}") from None
 
 
-def _decode_pod_entries(raw: Optional[dict[str, Any]]) -> Optional[PodEntries]:
+def _decode_pod_entries(raw: Optional[PodEntryValues]) -> Optional[PodEntries]:
     """Decoded pod entries as CPUSets (None stays None)."""
     if raw is None:
         return None
@@ -207,7 +211,7 @@ class CheckpointV3:
     policy_name: str = ""
     default_cpu_set: str = ""
     entries: Optional[Entries] = field(default_factory=dict)
-    pod_entries: Optional[dict[str, Any]] = field(default_factory=dict)
+    pod_entries: Optional[PodEntryValues] = field(default_factory=dict)
     checksum: int = 0
 
     def _hash(self, own_name: Optional[str]) -> int:
@@ -249,7 +253,7 @@ class CheckpointData:
     policy_name: str = ""
     default_cpu_set: str = ""
     entries: Optional[Entries] = field(default_factory=dict)
-    pod_entries: Optional[dict[str, Any]] = field(default_factory=dict)
+    pod_entries: Optional[PodEntryValues] = field(default_factory=dict)
 
 
 @dataclass
@@ -259,7 +263,7 @@ class CheckpointV4:
     policy_name: str = ""
     default_cpu_set: str = ""
     entries: Optional[Entries] = field(default_factory=dict)
-    pod_entries: Optional[dict[str, Any]] = field(default_factory=dict)
+    pod_entries: Optional[PodEntryValues] = field(default_factory=dict)
     checksum: int = 0
     data: str = ""
     data_checksum: int = 0

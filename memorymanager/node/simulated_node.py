@@ -15,13 +15,15 @@ from __future__ import annotations
 import copy
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, ContextManager, Iterable, Mapping, Optional, Sequence
+from typing import ContextManager, Iterable, Mapping, Optional, Sequence
 
+from cpumanager.manager import Manager as CPUManager
 from cpumanager.manager import new_manager as new_cpu_manager
 from cpumanager.policy import POLICY_NONE as CPU_POLICY_NONE
 from cpumanager.reserved_cpus import get_reserved_cpus
 from devicemanager.constants import CHECKPOINT_DIR as DEVICE_CHECKPOINT_DIR
 from devicemanager.constants import CHECKPOINT_FILE_NAME as DEVICE_CHECKPOINT_FILE_NAME
+from devicemanager.manager import Manager as DeviceManager
 from devicemanager.manager import new_manager as new_device_manager
 from kubeinputs.errors import Error, InputError
 from kubeinputs.devices import DeclaredDevices, Device
@@ -32,7 +34,8 @@ from state.state import StateReader
 from state.types import Block
 from topologymanager.hint import TopologyHint
 from topologymanager.hint_family import HintFamily
-from topologymanager.hint_provider import ProviderHints
+from topologymanager.hint_provider import HintProvider, ProviderHints
+from topologymanager.manager import Manager as TopologyManager
 from topologymanager.manager import new_manager as new_topology_manager
 from topologymanager.merge import MergeFn
 from topologymanager.observer import CPU_MANAGER, DEVICE_MANAGER, MEMORY_MANAGER, Observer, ObserverList
@@ -43,6 +46,7 @@ from kubeinputs.pod import Container, Pod, identity_conflict
 from kubeinputs.goformat import go_quote
 from memorymanager.policy import POLICY_NONE, POLICY_STATIC
 from memorymanager.node.reservation import reserved_memory_hint
+from memorymanager.manager import Manager as MemoryManager
 from memorymanager.manager import new_manager as new_memory_manager
 
 POD_SCOPE = "pod"
@@ -72,7 +76,7 @@ def policy_name_hint(error: BaseException, config: KubeletConfig) -> Optional[st
             f"{go_quote(POLICY_NONE)} and {go_quote(POLICY_STATIC)}, spelled exactly so")
 
 
-def device_checkpoint_warnings(device_manager: Any) -> list[str]:
+def device_checkpoint_warnings(device_manager: DeviceManager) -> list[str]:
     """What the device manager restored as kubelet does, without a word, that a person should know: an
     unreadable checkpoint (kubelet continues with no allocation), entries naming devices or NUMA nodes the
     node does not have (kubelet restores them), entries whose plugin answer cannot be decoded (skipped).
@@ -198,7 +202,7 @@ class _SwitchableProvider:
     """
 
     def __init__(self) -> None:
-        self.current: Optional[Any] = None
+        self.current: Optional[HintProvider] = None
 
     def get_topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
         """The current injected provider's container hints, else no preference."""
@@ -308,10 +312,10 @@ class SimulatedNode:
         # read again (the next start) or at flush_checkpoint(), not after every change; set before start
         self.write_behind = False
         self._held_writes = _HeldWrites()  # the memory manager's deferred_writes() while write_behind holds them
-        self.topology_manager: Any = None
-        self.memory_manager: Any = None
-        self.cpu_manager: Any = None
-        self.device_manager: Any = None
+        self.topology_manager: Optional[TopologyManager] = None  # the managers: None until start()
+        self.memory_manager: Optional[MemoryManager] = None
+        self.cpu_manager: Optional[CPUManager] = None
+        self.device_manager: Optional[DeviceManager] = None
         self.start_error: Optional[str] = None
         # what the last start restored without a word, as kubelet does, but a person should know (a device
         # checkpoint naming a device the node lacks, or one kubelet could not read): lines for reports

@@ -13,8 +13,7 @@ from typing import Any, Callable
 
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import temp_file, step_failure
-from tests.fuzz.readers import HiddenException
+from tests.fuzz.readers import read_scenario as read_scenario_file
 from tests.fuzz.strategies import _dump, mutated
 
 SEED_CPU_CHECKPOINT = ('{"policyName":"static","defaultCpuSet":"0,3-7","checksum":0,"data":"{\\"policyName\\":\\"static\\",'
@@ -120,20 +119,7 @@ def read_devices(doc: Any) -> Any:
 
 def read_scenario(doc: Any) -> Any:
     """A 1.2 scenario (CPU manager static, device plugins) through load_scenario and run_scenario."""
-    from memorymanager.runner.execute import run_scenario
-    from memorymanager.runner.scenario import load_scenario
-
-    import os
-
-    path = temp_file(_dump(doc).encode("utf-8", "surrogatepass"), ".json")
-    try:
-        result = run_scenario(load_scenario(path))
-    finally:
-        os.remove(path)
-    hidden = step_failure(result)
-    if hidden:
-        raise HiddenException(hidden)
-    return result
+    return read_scenario_file((_dump(doc).encode("utf-8", "surrogatepass"), ".json"))
 
 
 @st.composite
