@@ -60,3 +60,45 @@ def uncore_single_socket_multi_numa() -> CPUTopology:
 def uncore_single_socket_smt() -> CPUTopology:
     """1 socket, 1 NUMA node, 8 cores of 2 threads (core n = CPUs n, n+8), 2 uncore caches: cores 0-3, 4-7."""
     return build(16, lambda c: (0, 0, c % 8, (c % 8) // 4), 1, 8)
+
+
+# The 288-CPU Knights Landing of kubelet's topoQuadSocketFourWayHT: socket s (= NUMA node s) holds 18 cores of
+# 4 threads each; per socket, (core id, its four CPU ids). The ids are irregular, as on the real machine.
+_QUAD_SOCKET_FOUR_WAY = {
+    0: [(0, (0, 109, 169, 229)), (1, (50, 110, 170, 230)), (64, (1, 13, 25, 38)), (65, (2, 14, 26, 39)),
+        (72, (9, 21, 33, 46)), (73, (10, 22, 34, 47)), (8, (57, 117, 177, 237)), (9, (58, 118, 178, 238)),
+        (24, (71, 131, 191, 251)), (25, (72, 132, 192, 252)), (32, (79, 139, 199, 259)), (33, (80, 140, 200, 260)),
+        (40, (87, 147, 207, 267)), (41, (88, 148, 208, 268)), (48, (95, 155, 215, 275)), (49, (96, 156, 216, 276)),
+        (56, (103, 163, 223, 283)), (57, (104, 164, 224, 284))],
+    1: [(66, (3, 15, 27, 40)), (67, (4, 16, 28, 41)), (74, (11, 23, 35, 48)), (75, (12, 24, 36, 49)),
+        (2, (51, 111, 171, 231)), (3, (52, 112, 172, 232)), (10, (59, 119, 179, 239)), (11, (60, 120, 180, 240)),
+        (18, (65, 125, 185, 245)), (19, (66, 126, 186, 246)), (26, (73, 133, 193, 253)), (27, (74, 134, 194, 254)),
+        (34, (81, 141, 201, 261)), (35, (82, 142, 202, 262)), (42, (89, 149, 209, 269)), (43, (90, 150, 210, 270)),
+        (50, (97, 157, 217, 277)), (51, (98, 158, 218, 278))],
+    2: [(68, (5, 17, 29, 42)), (69, (6, 18, 30, 43)), (4, (53, 113, 173, 233)), (5, (54, 114, 174, 234)),
+        (12, (61, 121, 181, 241)), (13, (62, 122, 182, 242)), (20, (67, 127, 187, 247)), (21, (68, 128, 188, 248)),
+        (28, (75, 135, 195, 255)), (29, (76, 136, 196, 256)), (36, (83, 143, 203, 263)), (37, (84, 144, 204, 264)),
+        (44, (91, 151, 211, 271)), (45, (92, 152, 212, 272)), (52, (99, 159, 219, 279)), (53, (100, 160, 220, 280)),
+        (60, (105, 165, 225, 285)), (61, (106, 166, 226, 286))],
+    3: [(70, (7, 19, 31, 44)), (71, (8, 20, 32, 45)), (63, (37, 108, 168, 228)), (62, (107, 167, 227, 287)),
+        (6, (55, 115, 175, 235)), (7, (56, 116, 176, 236)), (14, (63, 123, 183, 243)), (15, (64, 124, 184, 244)),
+        (22, (69, 129, 189, 249)), (23, (70, 130, 190, 250)), (30, (77, 137, 197, 257)), (31, (78, 138, 198, 258)),
+        (38, (85, 145, 205, 265)), (39, (86, 146, 206, 266)), (46, (93, 153, 213, 273)), (47, (94, 154, 214, 274)),
+        (54, (101, 161, 221, 281)), (55, (102, 162, 222, 282))],
+}
+
+
+def quad_socket_four_way_ht() -> CPUTopology:
+    """4 sockets = 4 NUMA nodes, 72 cores of 4 threads, 288 CPUs with irregular ids (kubelet's KNL fixture);
+    no uncore cache ids, as kubelet's fixture has none."""
+    details = {cpu: CPUInfo(socket, socket, core, 0)
+               for socket, cores in _QUAD_SOCKET_FOUR_WAY.items() for core, cpus in cores for cpu in cpus}
+    assert sorted(details) == list(range(288))
+    return CPUTopology(num_cpus=288, num_cores=72, num_sockets=4, cpu_details=details, num_uncore_cache=0)
+
+
+def quad_socket_cpus(socket: Optional[int] = None) -> str:
+    """The CPUs of one socket of quad_socket_four_way_ht (all sockets when None), as a cpuset string."""
+    cpus = sorted(cpu for s, cores in _QUAD_SOCKET_FOUR_WAY.items() if socket in (None, s)
+                  for _, ids in cores for cpu in ids)
+    return ",".join(map(str, cpus))
