@@ -102,3 +102,21 @@ def quad_socket_cpus(socket: Optional[int] = None) -> str:
     cpus = sorted(cpu for s, cores in _QUAD_SOCKET_FOUR_WAY.items() if socket in (None, s)
                   for _, ids in cores for cpu in ids)
     return ",".join(map(str, cpus))
+
+
+def multi_socket_per_numa_ht() -> CPUTopology:
+    """kubelet's fake machine with sockets and NUMA nodes swapped: 80 CPUs, 40 cores of 2 threads (core n =
+    CPUs n, n+40), 4 sockets of 10 cores (socket = core // 10) and 2 NUMA nodes of 2 sockets each."""
+    return build(80, lambda c: ((c % 40) // 20, (c % 40) // 10, c % 40, 0), 4, 40)
+
+
+def triple_socket_ht() -> CPUTopology:
+    """3 sockets = 3 NUMA nodes, 9 cores of 2 threads (core n = CPUs 2n, 2n+1); socket 1 holds cores 0-2,
+    socket 0 cores 3-5, socket 2 cores 6-8."""
+    return build(18, lambda c: ((1, 0, 2)[c // 6], (1, 0, 2)[c // 6], c // 2, 0), 3, 9)
+
+
+def dual_socket_multi_numa_ht_large() -> CPUTopology:
+    """The dual 64-core EPYC (NPS=4): 256 CPUs, core n = CPUs n and n+128, NUMA node = core // 16, socket = core // 64."""
+    return CPUTopology(num_cpus=256, num_cores=128, num_sockets=2, num_uncore_cache=0, cpu_details={
+        c: CPUInfo((c % 128) // 16, (c % 128) // 64, c % 128, 0) for c in range(256)})
