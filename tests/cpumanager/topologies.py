@@ -120,3 +120,63 @@ def dual_socket_multi_numa_ht_large() -> CPUTopology:
     """The dual 64-core EPYC (NPS=4): 256 CPUs, core n = CPUs n and n+128, NUMA node = core // 16, socket = core // 64."""
     return CPUTopology(num_cpus=256, num_cores=128, num_sockets=2, num_uncore_cache=0, cpu_details={
         c: CPUInfo((c % 128) // 16, (c % 128) // 64, c % 128, 0) for c in range(256)})
+
+
+# Uncore-cache machines of kubelet's TestStaticPolicyAddWithUncoreAlignment. The stored fixture file predates
+# them, so each is rebuilt from what the cases state about it (CPUs per uncore cache, which reserved CPUs share
+# a cache, the cache ids of a NUMA node); every one is a regular layout: core n on CPU n (and n + cores with SMT).
+
+def smt_uncore(cores: int, cores_per_uncore: int, cores_per_socket: int, cores_per_numa: Optional[int] = None,
+               smt: bool = True) -> CPUTopology:
+    """`cores` cores (2 threads each when `smt`: core n = CPUs n, n + cores), `cores_per_uncore` per uncore cache,
+    sockets of `cores_per_socket` and NUMA nodes of `cores_per_numa` (default: one per socket)."""
+    per_numa = cores_per_numa or cores_per_socket
+    cpus = cores * (2 if smt else 1)
+    return build(cpus, lambda c: ((c % cores) // per_numa, (c % cores) // cores_per_socket, c % cores,
+                                  (c % cores) // cores_per_uncore), cores // cores_per_socket, cores)
+
+
+def epyc_dual_socket_smt_uncore() -> CPUTopology:
+    """2 sockets = 2 NUMA nodes of 96 cores, SMT (384 CPUs), 8 cores (16 CPUs) per uncore cache: 24 caches."""
+    return smt_uncore(192, 8, 96)
+
+
+def small_single_socket_smt_uncore() -> CPUTopology:
+    """1 socket, 64 cores, SMT (128 CPUs), 4 cores (8 CPUs) per uncore cache: 16 caches."""
+    return smt_uncore(64, 4, 64)
+
+
+def small_single_socket_no_smt_uncore_of_4() -> CPUTopology:
+    """1 socket, 64 single-thread cores, 4 per uncore cache: 16 caches."""
+    return smt_uncore(64, 4, 64, smt=False)
+
+
+def small_dual_socket_no_smt_uncore() -> CPUTopology:
+    """2 sockets = 2 NUMA nodes of 32 single-thread cores, 8 per uncore cache (caches 0-3, 4-7)."""
+    return smt_uncore(64, 8, 32, smt=False)
+
+
+def large_single_socket_smt_uncore() -> CPUTopology:
+    """1 socket, 128 cores, SMT (256 CPUs), 8 cores (16 CPUs) per uncore cache: 16 caches."""
+    return smt_uncore(128, 8, 128)
+
+
+def dual_socket_nps2_no_smt_uncore() -> CPUTopology:
+    """2 sockets of 2 NUMA nodes of 48 single-thread cores (192 CPUs), 8 per uncore cache: NUMA node n holds
+    caches 6n..6n+5."""
+    return smt_uncore(192, 8, 96, 48, smt=False)
+
+
+def large_single_socket_no_smt_uncore() -> CPUTopology:
+    """1 socket, 128 single-thread cores, 8 per uncore cache: 16 caches (an ARM split-cache part)."""
+    return smt_uncore(128, 8, 128, smt=False)
+
+
+def single_socket_no_smt_monolithic_uncore() -> CPUTopology:
+    """1 socket, 24 single-thread cores sharing one uncore cache (an ARM part with a monolithic cache)."""
+    return smt_uncore(24, 24, 24, smt=False)
+
+
+def small_single_socket_no_smt_uncore() -> CPUTopology:
+    """1 socket, 32 single-thread cores, 8 per uncore cache: 4 caches."""
+    return smt_uncore(32, 8, 32, smt=False)
