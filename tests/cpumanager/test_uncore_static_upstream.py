@@ -52,6 +52,45 @@ CASES = [
 ]
 
 
+PREFER = {"prefer-align-cpus-by-uncorecache": "true"}
+STRICT = {**OPTIONS, "strict-cpu-reservation": "true"}
+SMALL_SMT_CPUS = "0-127"  # kubelet's two monolithic-cache cases start from the 128-CPU machine's pool
+
+# (name, machine, reserved, options, shared pool before (None: every CPU), container CPUs, expected CPUs)
+EXACT = [
+    ("six CPUs on a monolithic cache: packed whole cores", t.dual_socket_snc_smt_monolithic_uncore, "0,1,120,121",
+     OPTIONS, None, "6", "2-4,122-124"),
+    ("five CPUs, no SMT: the next free cache", t.small_single_socket_no_smt_uncore, "0-3", OPTIONS, None, "5", "8-12"),
+    ("three CPUs, SMT: the rest of the reserved CPUs' cache", t.small_single_socket_smt_uncore, "0,1,64,65",
+     PREFER, None, "3", "2,3,66"),
+    ("three CPUs where five are left in the cache", t.small_single_socket_smt_uncore, "0,1,64", PREFER, None, "3",
+     "2,65,66"),
+    ("four CPUs skip a cache with an odd number left", t.small_single_socket_smt_uncore, "0,1,64", PREFER, None,
+     "4", "4,5,68,69"),
+    ("eleven CPUs: a whole cache and part of the reserved one", t.small_single_socket_smt_uncore, "0,1,64", PREFER,
+     None, "11", "2,4-7,65-66,68-71"),
+    ("five CPUs on a monolithic SMT cache", t.dual_socket_snc_smt_monolithic_uncore, "0,1,120", PREFER,
+     SMALL_SMT_CPUS, "5", "2,3,121-123"),
+    ("four CPUs on a monolithic SMT cache: whole cores", t.dual_socket_snc_smt_monolithic_uncore, "0,1,120",
+     PREFER, SMALL_SMT_CPUS, "4", "2,3,122,123"),
+    ("strict reservation with split caches", t.small_single_socket_smt_uncore, "0,1,64,65", STRICT, None, "2",
+     "2,66"),
+    ("strict reservation with a monolithic cache", t.dual_socket_snc_smt_monolithic_uncore, "0,1,120,121", STRICT,
+     None, "4", "2,3,122,123"),
+]
+
+
+@pytest.mark.parametrize("name,machine,reserved,options,pool,want,expected", EXACT, ids=[c[0] for c in EXACT])
+def test_uncore_alignment_exact(name, machine, reserved, options, pool, want, expected):
+    topo = machine()
+    p = new_policy_static(topo, s(reserved).size(), s(reserved), FakeStore(), options, FeatureGates())
+    default = topo.details().cpus() if pool is None else s(pool)
+    state = state_with(str(default.difference(s(reserved))))
+    pod = pod_of("uncore-pod", [("app-container-0", want)])
+    p.allocate(state, pod, pod.containers[0])
+    assert state.get_cpu_set("uncore-pod", "app-container-0") == s(expected)
+
+
 @pytest.mark.parametrize("name,machine,reserved,taken,requests,expected", CASES, ids=[c[0] for c in CASES])
 def test_uncore_alignment(name, machine, reserved, taken, requests, expected):
     topo = machine()

@@ -180,3 +180,9 @@ def single_socket_no_smt_monolithic_uncore() -> CPUTopology:
 def small_single_socket_no_smt_uncore() -> CPUTopology:
     """1 socket, 32 single-thread cores, 8 per uncore cache: 4 caches."""
     return smt_uncore(32, 8, 32, smt=False)
+
+
+def dual_socket_snc_smt_monolithic_uncore() -> CPUTopology:
+    """2 sockets of 60 cores, SMT (240 CPUs, core n = CPUs n, n + 120), 2 sub-NUMA nodes of 30 cores per
+    socket, one uncore cache per socket (a monolithic x86 L3)."""
+    return smt_uncore(120, 60, 60, 30)
