@@ -215,3 +215,34 @@ def test_allocate_with_a_reserved_list(name, reserved, specific, default, held, 
 ], ids=["not a multiple of the core", "no physical CPUs but not flagged", "no physical CPUs, flagged"])
 def test_smt_alignment_error_text(err, expected):
     assert str(err) == expected
+
+
+# kubelet's TestCPUManagerAddWithInitContainers: each init container, then each app container, allocated in turn
+# on the single-socket machine with nothing reserved; "" = the container stays in the shared pool.
+INIT_CONTAINERS = [  # (name, init containers' CPUs, app containers' CPUs, expected init sets, expected app sets)
+    ("a fractional init container stays shared", ["100m"], ["4"], [""], ["0,1,4,5"]),
+    ("init and app containers of equal size share the CPUs", ["4"], ["4"], ["0,1,4,5"], ["0,1,4,5"]),
+    ("a larger init container: the app takes part of it", ["6"], ["4"], ["0-2,4-6"], ["0,1,4,5"]),
+    ("a smaller init container: the app takes it and more", ["2"], ["4"], ["0,4"], ["0,1,4,5"]),
+    ("two equal init containers and an equal app", ["2", "2"], ["2"], ["0,4", "0,4"], ["0,4"]),
+    ("two init containers larger than the app", ["4", "4"], ["2"], ["0,1,4,5", "0,1,4,5"], ["0,4"]),
+    ("two init containers smaller than the app", ["2", "2"], ["4"], ["0,4", "0,4"], ["0,1,4,5"]),
+    ("growing init containers, then a larger app", ["2", "4"], ["6"], ["0,4", "0,1,4,5"], ["0-2,4-6"]),
+    ("two app containers split the init containers' CPUs", ["2", "4"], ["2", "2"], ["0,4", "0,1,4,5"],
+     ["0,4", "1,5"]),
+]
+
+
+@pytest.mark.parametrize("name,init,app,exp_init,exp_app", INIT_CONTAINERS, ids=[c[0] for c in INIT_CONTAINERS])
+def test_allocate_with_init_containers(name, init, app, exp_init, exp_app):
+    p = policy(t.single_socket_ht)
+    state = state_with("0-7")
+    pod = pod_of("pod", [(f"app-{i}", c) for i, c in enumerate(app)],
+                 init=[(f"init-{i}", c, False) for i, c in enumerate(init)])
+    held = CPUSet()
+    for container, expected in zip([*pod.init_containers, *pod.containers], [*exp_init, *exp_app]):
+        p.allocate(state, pod, container)
+        got = state.get_cpu_set("pod", container.name)
+        assert (got is None) if expected == "" else (got == s(expected)), container.name
+        held = held.union(got or CPUSet())
+    assert state.get_default_cpu_set() == s("0-7").difference(held)
