@@ -7,7 +7,7 @@ only logged, as in kubelet.
 Restore rules (NewCheckpointState / restoreState):
 * the file is read through the v4 -> v3 -> v2 fallback of checkpoint.read_checkpoint;
 * the stored policy name must equal the configured one (`static`, `none`);
-* the shared pool and every container's cpuset must parse (`could not parse default cpu set
+* the shared pool and every container's cpuset must parse (`could not parse default CPU set
   "x": ...`, `could not parse cpuset "x" for container "c" in pod "p": ...`);
 * pod-level entries are restored, and written, only with the PodLevelResourceManagers gate;
 * any failure is reported as kubelet wraps it: `could not restore state from checkpoint: <reason>,
@@ -55,7 +55,7 @@ def parse_loaded(loaded: LoadedCheckpoint, policy_name: Optional[str]) -> tuple[
     try:
         default = CPUSet.parse(loaded.default_cpu_set)
     except CPUSetError as err:
-        raise CheckpointError(f"could not parse default cpu set {go_quote(loaded.default_cpu_set)}: {err}") from None
+        raise CheckpointError(f"could not parse default CPU set {go_quote(loaded.default_cpu_set)}: {err}") from None
     assignments: ContainerCPUAssignments = {}
     for pod in sorted(loaded.entries):
         assignments[pod] = {}

@@ -132,7 +132,7 @@ RESTORE = [
     ("v4: data without checksum", False, '{"data": "{\\"policyName\\":\\"none\\",\\"defaultCPUSet\\":\\"4-6\\"}"}',
      "none", "could not load v4 checkpoint: checkpoint is corrupted", None),
     ("v4: unparsable default cpu set", False, v4('{"policyName":"none","defaultCPUSet":"1.3"}'), "none",
-     'could not parse default cpu set "1.3": strconv.Atoi: parsing "1.3": invalid syntax', None),
+     'could not parse default CPU set "1.3": strconv.Atoi: parsing "1.3": invalid syntax', None),
     ("v4: unparsable assignment", False,
      v4('{"policyName":"static","defaultCPUSet":"1-3","entries":{"pod":{"container1":"4-6","container2":"asd"}}}'),
      "static", 'could not parse cpuset "asd" for container "container2" in pod "pod": strconv.Atoi: parsing "asd": '

@@ -1,6 +1,7 @@
-"""Parity cases from kubelet's state_checkpoint_test.go not in test_checkpoint.py: the v2 restore errors for an
+"""Parity cases from kubelet v1.37's state_checkpoint_test.go not in test_checkpoint.py: the v2 restore errors for an
 unparsable shared pool or assignment, storing and reading back, the set/get/delete helpers, and clearing.
-Contents and checksums are kubelet's; names are ours."""
+Contents and checksums are kubelet's; names are ours. A v2 file is migrated to v4 before it is parsed, so the
+shared-pool error has v4's wording ("default CPU set"; the pre-v4 loaders wrote "default cpu set")."""
 import pytest
 
 from kubeinputs.cpuset import CPUSet
@@ -15,7 +16,7 @@ def s(text):
 
 @pytest.mark.parametrize("content,error", [
     ('{"policyName": "none", "defaultCPUSet": "1.3", "entries": {}, "checksum": 3021697696}',
-     'could not parse default cpu set "1.3": strconv.Atoi: parsing "1.3": invalid syntax'),
+     'could not parse default CPU set "1.3": strconv.Atoi: parsing "1.3": invalid syntax'),
     ('{"policyName": "none", "defaultCPUSet": "1-3", "entries": {"pod": {"container1": "4-6", "container2": "asd"}}, '
      '"checksum": 962272150}',
      'could not parse cpuset "asd" for container "container2" in pod "pod": strconv.Atoi: parsing "asd": invalid syntax'),
