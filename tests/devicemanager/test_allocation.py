@@ -354,6 +354,17 @@ def test_capacity_and_allocatable_follow_the_plugins_reports(tmp_path):
     assert (capacity[R2], allocatable[R2]) == (0, 0) and again.is_device_plugin_resource(R2)
 
 
+def test_a_plugin_registering_again_replaces_its_devices():
+    # upstream's TestDevicePluginReRegistration without the sockets: the same devices again change nothing,
+    # another list replaces the old one (no device of the earlier registration is left behind)
+    m = _manager({R: [numa_device("Dev1"), numa_device("Dev2")]}, [])
+    assert m.get_capacity() == ({R: 2}, {R: 2})
+    m.update_devices(R, [numa_device("Dev1"), numa_device("Dev2")])
+    assert m.get_capacity() == ({R: 2}, {R: 2})
+    m.update_devices(R, [numa_device("Dev3")])
+    assert m.get_capacity() == ({R: 1}, {R: 1}) and list(m.get_allocatable_devices()[R]) == ["Dev3"]
+
+
 def test_allocatable_devices_per_resource_and_after_a_health_change():
     # upstream's TestGetAllocatableDevicesMultipleResources and TestGetAllocatableDevicesHealthTransition
     other = "other.domain2.org/resource2"
