@@ -171,6 +171,18 @@ def test_reusable_devices_must_all_touch_the_mask():
     assert get_topology_hints(state, [0, 1], p, p.containers[0]) == {R: [P(1), N(0, 1)]}
 
 
+def test_a_reusable_device_with_an_empty_node_list_fits_no_mask():
+    # kubelet skips a re-usable device only when its Topology is nil; an empty (non-nil) node list touches no
+    # mask, so no mask is kept. The devices reader turns `numaNodes: []` into None, so only a Device built in
+    # code can carry (); the hint functions still follow kubelet for it.
+    devices = [numa_device("a", 0), numa_device("b", 1), Device("c", ())]
+    state = state_with({R: devices})
+    for hints in (listed_device_hints(state.plugins, [0, 1], R, {"a", "b"}, {"c"}, 2),
+                  reference_generate_device_topology_hints(state.plugins, [0, 1], R, {"a", "b"}, {"c"}, 2)):
+        assert hints == []
+    assert listed_device_hints(state.plugins, [0, 1], R, {"a", "b"}, set(), 2) == [P(0, 1)]
+
+
 def test_a_device_on_two_nodes_counts_for_either():
     state = state_with({R: [numa_device("a", 0, 1), numa_device("b", 1)]})
     p = pod("p", [container("c", {R: 2})])
