@@ -78,6 +78,16 @@ def test_go_base64_errors(text, index):
         go_base64_decode(text)
 
 
+def test_a_file_of_the_old_list_format_is_not_read():
+    # kubelet 1.20 and older wrote DeviceIDs as a plain list; v1.37 reads only the per-NUMA map
+    blob = (b'{"Data":{"PodDeviceEntries":[{"PodUID":"p","ContainerName":"c","ResourceName":"example.com/dev",'
+            b'"DeviceIDs":["dev1"],"AllocResp":null}],"RegisteredDevices":{"example.com/dev":["dev1"]}},"Checksum":1}')
+    with pytest.raises(DeviceCheckpointError) as err:
+        decode_checkpoint(blob)
+    assert err.value.reason == ("json: cannot unmarshal array into Go struct field PodDevicesEntry.Data.PodDeviceEntries."
+                                "DeviceIDs of type checkpoint.DevicesPerNUMA")
+
+
 def test_missing_data_restores_nothing_when_its_checksum_is_right():
     empty = DeviceCheckpointData([], {})
     blob = b'{"Checksum":%d}' % checkpoint_checksum(empty)
@@ -134,6 +144,44 @@ def test_a_removed_pod_stays_in_the_file_until_the_next_write(tmp_path):
     active.append(b)
     m.allocate(b, b.containers[0])
     assert b'"PodUID":"a"' not in _file(tmp_path)
+
+
+# upstream's TestCheckpoint: two resources of pod1/con1, one of pod1/con2 and of pod2/con1, one device without
+# topology for pod3/con3
+R1, R2, R3 = "domain1.com/resource1", "domain2.com/resource2", "domain2.com/resource3"
+UPSTREAM_ENTRIES = [
+    CheckpointEntry("pod1", "con1", R1, {0: ["dev1", "dev2"]}, b""),
+    CheckpointEntry("pod1", "con1", R2, {0: ["dev1", "dev2"]}, b""),
+    CheckpointEntry("pod1", "con2", R1, {0: ["dev3"]}, b""),
+    CheckpointEntry("pod2", "con1", R1, {0: ["dev4"]}, b""),
+    CheckpointEntry("pod3", "con3", R3, {-1: ["dev5"]}, b""),
+]
+UPSTREAM_REGISTERED = {R1: ["dev1", "dev2", "dev3", "dev4", "dev5"], R2: ["dev1", "dev2"], R3: ["dev5"]}
+
+
+def test_written_allocations_read_back_the_same(tmp_path):
+    data = DeviceCheckpointData(UPSTREAM_ENTRIES, UPSTREAM_REGISTERED)
+    assert read_checkpoint(encode_checkpoint(data)) == data
+    _write(tmp_path, UPSTREAM_ENTRIES, UPSTREAM_REGISTERED)
+    pods = [single(uid, "x", {}) for uid in ("pod1", "pod2", "pod3")]
+    m = new_manager([0, 1], FixedAffinity(), str(tmp_path), {})
+    m.start(lambda: pods)
+    assert m.checkpoint_error is None and not m.skipped_entries
+    assert m.get_devices("pod1", "con1") == {R1: {"dev1": (0,), "dev2": (0,)}, R2: {"dev1": (0,), "dev2": (0,)}}
+    assert m.get_devices("pod1", "con2") == {R1: {"dev3": (0,)}}
+    assert m.get_devices("pod2", "con1") == {R1: {"dev4": (0,)}}
+    assert m.get_devices("pod3", "con3") == {R3: {"dev5": None}}
+    assert m.allocated_devices() == {R1: {"dev1", "dev2", "dev3", "dev4"}, R2: {"dev1", "dev2"}, R3: {"dev5"}}
+    assert all(m.is_device_plugin_resource(r) for r in UPSTREAM_REGISTERED)
+
+
+def test_extended_resources_are_reset_once_the_checkpoint_is_gone(tmp_path):
+    # upstream's TestResetExtendedResource: a written checkpoint means the node was not recreated
+    m = new_manager([0], FixedAffinity(), str(tmp_path), {"domain.com/resource": [numa_device("dev1")]})
+    m.start(lambda: [])
+    assert not m.should_reset_extended_resource_capacity()
+    os.remove(os.path.join(tmp_path, "device-plugins", "kubelet_internal_checkpoint"))
+    assert m.should_reset_extended_resource_capacity()
 
 
 def test_corrupted_file_is_ignored_as_kubelet_does_unless_strict(tmp_path):

@@ -7,6 +7,7 @@ Hints are compared in kubelet's order (IterateBitMasks), not only as sets.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -15,7 +16,9 @@ from devicemanager.hint_family import FAMILY_MIN_NODES, DeviceHintFamily
 from devicemanager.reference_hints import reference_generate_device_topology_hints
 from devicemanager.topology_hints import (generate_device_topology_hints, get_pod_topology_hints,
                                           get_topology_hints, listed_device_hints)
+from devicemanager.requests import pod_device_request
 from kubeinputs.devices import Device
+from kubeinputs.pod import Pod
 from topologymanager.errors import BoundedWorkError
 from topologymanager.hint_family import HintFamily
 
@@ -27,7 +30,9 @@ TWO_PER_SOCKET = [numa_device("Dev1", 0), numa_device("Dev2", 0), numa_device("D
 
 # (description, request, devices, held {pod: {container: {resource: ids}}}, expected hints)
 CONTAINER_CASES = [
-    ("Single Request, no alignment", {R: 1}, {R: [numa_device("Dev1"), numa_device("Dev2")]}, {}, {R: None}),
+    # two devices without topology, one with an empty NUMA list, one with none: no device reports a node
+    ("Single Request, no alignment", {R: 1},
+     {R: [numa_device("Dev1"), numa_device("Dev2"), Device("Dev3", ()), Device("Dev4", None)]}, {}, {R: None}),
     ("Single Request, only one with alignment (v1.37)", {R: 1},
      {R: [numa_device("Dev1"), numa_device("Dev2", 1)]}, {}, {R: [P(1)]}),
     ("Single Request, one device per socket", {R: 1},
@@ -60,6 +65,14 @@ def test_get_topology_hints(description, request_, devices, held, expected):
     assert get_topology_hints(state, [0, 1], p, p.containers[0]) == expected
 
 
+@pytest.mark.parametrize("description,request_,devices,held,expected", CONTAINER_CASES, ids=[c[0] for c in CONTAINER_CASES])
+def test_get_pod_topology_hints_of_the_common_cases(description, request_, devices, held, expected):
+    # upstream runs its container-scope table through GetPodTopologyHints too: a one-container pod gets the
+    # same hints at pod scope (the devices the whole pod holds stand in for the container's)
+    state = state_with(devices, held)
+    assert get_pod_topology_hints(state, [0, 1], pod("fakePod", [container("fake-container", request_)])) == expected
+
+
 POD_CASES = [
     ("2 device types, user container only",
      pod("fakePod", [container("c1", {R1: 2}), container("c2", {R2: 2}), container("c3", {"example.com/notregistered": 2})]),
@@ -90,6 +103,51 @@ def test_get_pod_topology_hints(description, p, devices, held, expected):
     assert get_pod_topology_hints(state_with(devices, held), [0, 1], p) == expected
 
 
+# getPodDeviceRequest (upstream TestGetPodDeviceRequest): what the pod asks for of each registered device
+# resource, CPU and memory limits beside it. Init containers run one at a time, so the pod needs the largest of
+# them or the sum of its app containers, whichever is more.
+GPU_, NIC_ = "example.com/gpu", "example.com/nic"
+
+
+def _limits(gpu=None, nic=None, cpu="2"):
+    limits = {"cpu": cpu, "memory": "1G"}
+    if gpu is not None:
+        limits[GPU_] = gpu
+    if nic is not None:
+        limits[NIC_] = nic
+    return limits
+
+
+def _request_pod(init=(), apps=()):
+    """A pod of these containers (an init-only pod too, which the manifest reader would refuse)."""
+    inits = [container(f"i{k}", limits) for k, limits in enumerate(init)]
+    parsed = pod("p", [container(f"a{k}", limits) for k, limits in enumerate(apps)] or [container("x", {})], inits)
+    return dataclasses.replace(parsed, containers=parsed.containers if apps else [])
+
+
+POD_REQUESTS = [
+    ("a pod with no container asks for nothing", Pod("p", "p"), [], {}),
+    ("one init container asks for two GPUs", _request_pod(init=[_limits(2)]), [GPU_], {GPU_: 2}),
+    ("two init containers: the larger one counts", _request_pod(init=[_limits(2), _limits(4)]), [GPU_], {GPU_: 4}),
+    ("one app container asks for two GPUs", _request_pod(apps=[_limits(2)]), [GPU_], {GPU_: 2}),
+    ("init containers and app containers ask for the same in total",
+     _request_pod(init=[_limits(2, 2), _limits(2, 2)], apps=[_limits(1, 1), _limits(1, 1)]), [GPU_, NIC_],
+     {GPU_: 2, NIC_: 2}),
+    ("an init container asks for more than the app containers together",
+     _request_pod(init=[_limits(2, 1), _limits(3, 2)], apps=[_limits(1, 1, "1"), _limits(1, cpu="1")]),
+     [GPU_, NIC_], {GPU_: 3, NIC_: 2}),
+    ("the app containers together ask for more than any init container",
+     _request_pod(init=[_limits(2, 1), _limits(2, 1)], apps=[_limits(3, 2, "1"), _limits(3, 2, "1")]),
+     [GPU_, NIC_], {GPU_: 6, NIC_: 4}),
+]
+
+
+@pytest.mark.parametrize("description,p,registered,expected", POD_REQUESTS, ids=[c[0] for c in POD_REQUESTS])
+def test_pod_device_request(description, p, registered, expected):
+    state = state_with({r: [] for r in registered})
+    assert pod_device_request(state, p) == expected
+
+
 def test_masks_name_only_the_nodes_hosting_devices():
     # kubernetes/kubernetes#138244 (v1.37): a 4-node machine, devices on nodes 0 and 2
     state = state_with({R: [numa_device("a", 0), numa_device("b", 2)]})
@@ -111,6 +169,18 @@ def test_reusable_devices_must_all_touch_the_mask():
     p = pod("p", [container("app", {R: 2})], [container("init", {R: 1})])
     # Dev3 (node 1) is re-usable: every mask must contain node 1; Dev4 or Dev1/Dev2 complete it
     assert get_topology_hints(state, [0, 1], p, p.containers[0]) == {R: [P(1), N(0, 1)]}
+
+
+def test_a_reusable_device_with_an_empty_node_list_fits_no_mask():
+    # kubelet skips a re-usable device only when its Topology is nil; an empty (non-nil) node list touches no
+    # mask, so no mask is kept. The devices reader turns `numaNodes: []` into None, so only a Device built in
+    # code can carry (); the hint functions still follow kubelet for it.
+    devices = [numa_device("a", 0), numa_device("b", 1), Device("c", ())]
+    state = state_with({R: devices})
+    for hints in (listed_device_hints(state.plugins, [0, 1], R, {"a", "b"}, {"c"}, 2),
+                  reference_generate_device_topology_hints(state.plugins, [0, 1], R, {"a", "b"}, {"c"}, 2)):
+        assert hints == []
+    assert listed_device_hints(state.plugins, [0, 1], R, {"a", "b"}, set(), 2) == [P(0, 1)]
 
 
 def test_a_device_on_two_nodes_counts_for_either():
