@@ -29,6 +29,7 @@ from memorymanager.node.simulated_node import KubeletStartError, SimulatedNode
 from memorymanager.node.whatif import MAX_CHECKS, Extra, restarted_with
 
 SMT_ALIGNMENT_ERROR = "SMTAlignmentError"
+NO_EXCLUSIVE_CPUS = "no container asks for exclusive CPUs"
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def largest_cpu_request(node: SimulatedNode, pod: Pod, target: Optional[str], ex
     """(the largest CPU request admitted now, admissions checked, why there is none); see the module's docstring."""
     found = _widest_container(node, pod, target)
     if found is None:
-        return None, 0, "no container asks for exclusive CPUs"
+        return None, 0, NO_EXCLUSIVE_CPUS
     container, request = found
     policy = static_policy(node)
     step = policy.topology.cpus_per_core() if policy.options.full_physical_cpus_only else 1

@@ -102,3 +102,16 @@ def test_admitted_pod_headroom_counts_cpus() -> None:
     assert [(r.node, r.free, r.exclusive) for r in w.cpu_headroom] == [(0, "16", "1-7,17-23"), (1, "14-15,30-31",
                                                                                               "8-13,24-29")]
     assert "node 0: 1 CPU(s) free for exclusive requests (16); 14 held exclusively, 1 reserved" in text
+
+
+def test_public_api_largest_cpu_request() -> None:
+    node = _fragmented()
+    fit = node.largest_cpu_request(_pod("c", "5"))
+    assert (fit.cpus, fit.refused_above, fit.admission.placements["app"].numa_nodes) == (4, 5, (1,))
+    assert node.would_admit(_pod("c", "4")).admitted and not node.would_admit(_pod("c", "5")).admitted
+    import pytest
+
+    with pytest.raises(memorymanager.NodeError, match="no container asks for exclusive CPUs"):
+        node.largest_cpu_request(_pod("shared", "500m"))
+    with pytest.raises(memorymanager.NodeError, match="has no container 'db'"):
+        node.largest_cpu_request(_pod("c", "5"), "db")
