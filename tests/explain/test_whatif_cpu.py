@@ -115,3 +115,14 @@ def test_public_api_largest_cpu_request() -> None:
         node.largest_cpu_request(_pod("shared", "500m"))
     with pytest.raises(memorymanager.NodeError, match="has no container 'db'"):
         node.largest_cpu_request(_pod("c", "5"), "db")
+
+
+def test_memory_only_none_policy_text_keeps_no_part_6() -> None:
+    """A node pinning nothing (memory policy None, no CPU manager, no device) prints no part 6, as before the CPU
+    and device what-ifs; with the static CPU policy the CPUs decide, and part 6 is printed."""
+    from memorymanager.explain.text import step_lines
+
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios/memory/013-none-policy.yaml")), what_if=True)
+    assert not any("6. " in line for s in view.steps for line in step_lines(s))
+    node = _fragmented()
+    assert "6. What would make it fit" in _what_if(node, _pod("c", "5"))[2]
