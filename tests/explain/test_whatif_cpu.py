@@ -4,6 +4,10 @@ mask's missing CPUs or devices, the removals of pods holding exclusive CPUs, the
 checked here again on an independent public-API node, never by trusting part 6."""
 from __future__ import annotations
 
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 import memorymanager
 from kubeinputs.pod import parse_pod
 from memorymanager.explain.build import explain_pod
@@ -109,8 +113,6 @@ def test_public_api_largest_cpu_request() -> None:
     fit = node.largest_cpu_request(_pod("c", "5"))
     assert (fit.cpus, fit.refused_above, fit.admission.placements["app"].numa_nodes) == (4, 5, (1,))
     assert node.would_admit(_pod("c", "4")).admitted and not node.would_admit(_pod("c", "5")).admitted
-    import pytest
-
     with pytest.raises(memorymanager.NodeError, match="no container asks for exclusive CPUs"):
         node.largest_cpu_request(_pod("shared", "500m"))
     with pytest.raises(memorymanager.NodeError, match="has no container 'db'"):
@@ -126,3 +128,25 @@ def test_memory_only_none_policy_text_keeps_no_part_6() -> None:
     assert not any("6. " in line for s in view.steps for line in step_lines(s))
     node = _fragmented()
     assert "6. What would make it fit" in _what_if(node, _pod("c", "5"))[2]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(held=st.lists(st.integers(1, 6), max_size=4), asked=st.integers(2, 16),
+       full_cores=st.booleans())
+def test_largest_cpu_request_is_admitted_and_the_next_is_not(held, asked, full_cores) -> None:
+    """Whatever the node holds, the answer is admitted and the count above it refused, each checked independently;
+    under full-pcpus-only the answer is a whole number of cores."""
+    options = {"cpuManagerPolicyOptions": {"full-pcpus-only": "true"}} if full_cores else {}
+    node = memorymanager.Node(str(MACHINES / "cpu-1s-ht.json"), {**STATIC, **options})
+    for i, cpus in enumerate(held):
+        node.admit(_pod(f"h{i}", str(cpus)))
+    if node.would_admit(_pod("x", str(asked))).admitted:
+        return
+    fit = node.largest_cpu_request(_pod("x", str(asked)))
+    if fit is None:
+        step = 2 if full_cores else 1
+        assert not any(node.would_admit(_pod("x", str(n))).admitted for n in range(step, asked, step))
+        return
+    assert fit.cpus < asked and (not full_cores or fit.cpus % 2 == 0)
+    assert node.would_admit(_pod("x", str(fit.cpus))).admitted
+    assert not node.would_admit(_pod("x", str(fit.refused_above))).admitted
