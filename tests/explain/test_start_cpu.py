@@ -141,3 +141,10 @@ def test_memory_only_start_has_no_cpu_section() -> None:
     d = start_of_scenario(str(ROOT / "fixtures" / "scenarios" / "tutorial" / "007-reserved-memory-does-not-add-up.yaml"))
     assert d.cpu is None and d.device_checkpoint is None
     assert "CPU manager" not in start_text(d) and "4. Fixes" in start_text(d)
+
+
+def test_devices_with_start_need_a_node() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["explain", "--start", str(CPU / "086-checkpoint-cpus-machine-lacks.yaml"), "--devices",
+                 str(NODES / "two-nodes-cpu-devices.yaml")], out, err)
+    assert code == 2 and "--start takes --devices with --node ROOT only" in err.getvalue()
