@@ -198,6 +198,9 @@ def cpu_start_lines(c: CPUStart, number: int) -> list[str]:
             lines.extend(clip(f"it names CPUs {c.lacking} this machine lacks", 3))
         if c.unnamed:
             lines.extend(clip(f"it does not name this machine's CPUs {c.unnamed}", 3))
+        if c.overlaps:
+            lines.extend(clip(f"it names CPUs {c.overlaps} twice (in the shared pool and an assignment, or in two "
+                              "assignments): a CPU is either shared or held by one container", 3))
     lines.extend(line for uid, per in c.entries.items() for name, cpus in per.items()
                  for line in clip(f"pod {uid}, container {name}: CPUs {cpus}", 3))
     return lines

@@ -64,6 +64,7 @@ class CPUStart:
     checkpoint_cpus: str = ""
     lacking: str = ""
     unnamed: str = ""
+    overlaps: str = ""  # CPUs named twice: in the shared pool and an assignment, or in two assignments
     entries: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
@@ -94,7 +95,7 @@ def cpu_start_facts(machine: MachineInfo, config: KubeletConfig, checkpoint: Opt
     without the CPU checkpoint (None and kubelet's error when that start fails)."""
     try:
         all_cpus = discover(machine).details().cpus()
-    except CPUManagerError:
+    except Exception:  # CPUManagerError, a work limit: kubelet's start error says why
         all_cpus = CPUSet()
     reservation, count = _reservation(config, machine)
     facts = CPUStart(config.cpu_manager_policy, dict(config.cpu_manager_policy_options), str(all_cpus),
@@ -114,17 +115,20 @@ def cpu_start_facts(machine: MachineInfo, config: KubeletConfig, checkpoint: Opt
         return facts
     facts.checkpoint_policy = loaded.policy_name
     facts.checkpoint_default = loaded.default_cpu_set
-    named = CPUSet()
+    named, twice = CPUSet(), CPUSet()
     try:
         named = CPUSet.parse(loaded.default_cpu_set)
         for pod, containers in sorted(loaded.entries.items()):
             for name, text in sorted(containers.items()):
                 facts.entries.setdefault(pod, {})[name] = text
-                named = named.union(CPUSet.parse(text))
-    except CPUSetError as err:
+                assigned = CPUSet.parse(text)
+                twice = twice.union(named.intersection(assigned))
+                named = named.union(assigned)
+    except Exception as err:  # CPUSetError, a work limit
         facts.checkpoint_error = f"a cpuset kubelet cannot parse: {err}"
         return facts
     facts.checkpoint_cpus = str(named)
+    facts.overlaps = str(twice)
     facts.lacking = str(named.difference(all_cpus))
     facts.unnamed = str(all_cpus.difference(named)) if not named.is_empty() else ""
     return facts
@@ -193,7 +197,7 @@ def cpu_fix_fields(config: KubeletConfig, facts: CPUStart, error: str) -> list[t
             inside = CPUSet.parse(facts.reserved_system_cpus).intersection(CPUSet.parse(facts.machine_cpus))
             if facts.checkpoint_default and "defaultCpuSet" in error:  # those the checkpoint's shared pool still has
                 inside = inside.intersection(CPUSet.parse(facts.checkpoint_default))
-        except CPUSetError:
+        except Exception:  # CPUSetError, a work limit: kubelet's error says why
             inside = CPUSet()
         out.append((FIX_RESERVED_CPUS, {"reservedSystemCPUs": str(inside)}, False))
     if facts.policy == CPU_POLICY_STATIC and not facts.reserved_system_cpus and not facts.reserved_count:

@@ -148,3 +148,12 @@ def test_devices_with_start_need_a_node() -> None:
     code = main(["explain", "--start", str(CPU / "086-checkpoint-cpus-machine-lacks.yaml"), "--devices",
                  str(NODES / "two-nodes-cpu-devices.yaml")], out, err)
     assert code == 2 and "--start takes --devices with --node ROOT only" in err.getvalue()
+
+
+def test_checkpoint_naming_a_cpu_twice() -> None:
+    d = start_of_scenario(str(CPU / "088-checkpoint-assignment-overlaps-default.yaml"))
+    assert d.error == ('start cpu manager error: pod: ghost, container: c1 cpuset: "1-2" overlaps with default cpuset '
+                       '"0-15"')
+    assert (d.cpu.overlaps, d.cpu.lacking, d.cpu.entries) == ("1-2", "", {"ghost": {"c1": "1-2"}})
+    assert [f.kind for f in d.fixes] == [FIX_CPU_DELETE]
+    assert "it names CPUs 1-2 twice" in start_text(d)
