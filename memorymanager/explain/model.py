@@ -14,6 +14,7 @@ from typing import Any, Optional
 from memorymanager.machine_state import AllocatableTerms
 from memorymanager.node.whatif import LargestFit, NodeHeadroom, RemovalFix, SettingTry
 from memorymanager.node.whatif_cpu import ConfigTry, CPUFit
+from memorymanager.node.whatif_devices import DeviceFit
 
 SCHEMA_VERSION = 1
 
@@ -234,6 +235,7 @@ class WhatIf:
     cpu_settings: list[ConfigTry] = field(default_factory=list)  # CPU manager settings tried (restarts)
     cpu_headroom: list["CPUNodeRow"] = field(default_factory=list)  # admitted: each NUMA node's CPUs after it
     device_headroom: list["DeviceInventory"] = field(default_factory=list)  # admitted: the devices after it
+    smaller_devices: list[DeviceFit] = field(default_factory=list)  # per refused device resource: the largest count
 
 
 @dataclass

@@ -187,7 +187,7 @@ def cpu_start_lines(c: CPUStart, number: int) -> list[str]:
         lines.append("   no cpu_manager_state: the CPU manager starts from an empty state and writes one")
         return lines
     if c.checkpoint_error:
-        lines.extend(clip(f"{c.checkpoint}: kubelet cannot read it: {c.checkpoint_error}", 3))
+        lines.extend(clip(f"{c.checkpoint}: kubelet cannot restore it: {c.checkpoint_error}", 3))
         return lines
     lines.append(f"   {c.checkpoint}: written with CPU manager policy {c.checkpoint_policy}"
                  + ("" if c.checkpoint_policy == c.policy else f", configured now: {c.policy}"))

@@ -15,7 +15,9 @@ from memorymanager.explain.model import (CPUHintsPart, CPUShortfall, DeviceHints
 from memorymanager.explain.recorder import HintCall
 from memorymanager.explain.units import fmt_nodes, fmt_sizes
 from memorymanager.node import whatif
+from memorymanager.node.simulated_node import POD_SCOPE
 from memorymanager.node.whatif_cpu import cpu_config_changes, largest_cpu_request
+from memorymanager.node.whatif_devices import largest_device_request
 from memorymanager.node.simulated_node import SimulatedNode
 
 MAX_SHORTFALLS = 8
@@ -140,3 +142,8 @@ def _cpu_and_devices(node: SimulatedNode, pod: Pod, extra: whatif.Extra, explana
         if part.target == target and (part.path == "too-few" or (
                 part.path == "calculated" and _no_preferred_fit(part.hints, False))):
             result.device_shortfalls.extend(device_shortfalls(part))
+            if part.target != POD_SCOPE and part.requested > 1:
+                fit, checks = largest_device_request(node, pod, part.target, part.resource, extra)
+                result.checks += checks
+                if fit is not None:
+                    result.smaller_devices.append(fit)

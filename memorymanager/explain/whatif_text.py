@@ -147,6 +147,9 @@ def _cpu_fix_items(w: WhatIf) -> list[tuple[int, str]]:
                          f"{fit.requested}: {placed(fit.admission)}; {fit.refused_above} is refused"))
     elif w.smaller_cpus_note:
         items.append((3, f"a smaller CPU request: {w.smaller_cpus_note}"))
+    for d in w.smaller_devices:
+        items.append((3, f"the largest {d.resource} request of {d.container} admitted now: {d.devices} device(s), "
+                         f"asked {d.requested}: {placed(d.admission)}; {d.refused_above} is refused"))
     return items
 
 

@@ -96,6 +96,9 @@ def test_device_refusal_names_the_devices_each_mask_lacks() -> None:
     assert [(s.resource, s.nodes, s.devices, s.free, s.lacking, s.preferred_width) for s in w.device_shortfalls] == [
         ("nvidia.com/gpu", [0], 2, 1, 1, True), ("nvidia.com/gpu", [0, 1], 3, 2, 0, False)]
     assert any(t.policy == "best-effort" and t.admission.admitted for t in w.settings)
+    [fit] = w.smaller_devices  # one GPU fits node 0 (its other GPU is unhealthy)
+    assert (fit.resource, fit.requested, fit.devices, fit.refused_above) == ("nvidia.com/gpu", 2, 1, 2)
+    assert fit.admission.placements["c"].devices == {"nvidia.com/gpu": ("g1",)}
 
 
 def test_admitted_pod_headroom_counts_cpus() -> None:
