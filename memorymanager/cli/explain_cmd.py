@@ -3,7 +3,7 @@
     memorymanager explain SCENARIO [--step N] [--what-if] [--format text|json|html] [-o FILE]
     memorymanager explain --node ROOT POD [--kubelet-config FILE] [--devices FILE] [--hints FILE] [--what-if]
                           [--format ...] [-o FILE]
-    memorymanager explain --start SCENARIO | --start --node ROOT [--kubelet-config FILE]
+    memorymanager explain --start SCENARIO | --start --node ROOT [--kubelet-config FILE] [--devices FILE]
                           | --start --kubelet-config FILE --machine FILE [--checkpoint FILE]   [--format ...] [-o FILE]
 
 The first form explains every `admit` and `hints` step of a scenario (or step N); the
@@ -89,8 +89,10 @@ def _render_scenario(args: argparse.Namespace, color: bool) -> str:
 
 def _start_usage(args: argparse.Namespace) -> Optional[str]:
     """What is wrong with the arguments of `explain --start`, or None."""
-    if args.step is not None or args.hints or args.what_if or args.devices:
-        return "--step, --hints, --devices and --what-if do not apply to --start"
+    if args.step is not None or args.hints or args.what_if:
+        return "--step, --hints and --what-if do not apply to --start"
+    if args.devices and args.node is None:
+        return "--start takes --devices with --node ROOT only"
     if args.node is not None:
         if args.path or args.machine or args.checkpoint:
             return "--start --node ROOT takes no scenario, --machine or --checkpoint"
@@ -108,7 +110,7 @@ def _render_start(args: argparse.Namespace) -> str:
 
     limits = limits_of(args)
     if args.node is not None:
-        diagnosis, source = start.start_of_node(args.node, args.kubelet_config, limits), {"node": args.node}
+        diagnosis, source = start.start_of_node(args.node, args.kubelet_config, limits, args.devices), {"node": args.node}
     elif args.machine is not None:
         diagnosis = start.start_of_files(args.kubelet_config, args.machine, args.checkpoint, limits)
         source = {"kubelet_config": args.kubelet_config, "machine": args.machine, "checkpoint": args.checkpoint}

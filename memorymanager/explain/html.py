@@ -15,7 +15,8 @@ import html
 from typing import Optional
 
 from kubeinputs.limits import DEFAULT_LIMITS, Limits
-from memorymanager.explain import picture
+from memorymanager.explain import cpu_picture, picture
+from memorymanager.explain.cpu_picture import cpu_device_svg
 from memorymanager.explain.model import Explanation, ScenarioView, StepView
 from memorymanager.explain.picture import Palette, legend, picture_svg, picture_width
 from memorymanager.explain.start_text import start_text
@@ -142,14 +143,15 @@ def step_html(step: StepView, palette: Palette, open_: bool = False, derivation:
             + (_reason_html(step.explanation) if step.explanation is not None else "")
             + f'<div class="body"><div class="picture">{svg}{legend(shown, step.pod_names, palette, bool(ask))}'
             f'{_derivation_html(_derivation_of(step.machine_state) if derivation else [], picture_width(step.machine_state))}'
-            '</div>'
+            f'{cpu_device_svg(step.explanation, palette)}</div>'
             f'<div class="explain">{_what_if_html(step.explanation)}{"".join(lines)}</div></div></details>')
 
 
 def _page(title: str, sections: list[str], palette: Palette) -> str:
     """The whole document around the sections (CSS, pod colours, expand/collapse buttons)."""
+    extra = cpu_picture.CSS if any('class="cpu-picture"' in section for section in sections) else ""
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{_e(title)}</title><style>{CSS}{palette.css()}</style><script>{SCRIPT}</script></head><body>"
+            f"<title>{_e(title)}</title><style>{CSS}{extra}{palette.css()}</style><script>{SCRIPT}</script></head><body>"
             f"<h1>{_e(title)}</h1><p><button onclick=\"setAll(true)\">expand all</button> "
             f"<button onclick=\"setAll(false)\">collapse all</button></p>"
             + "".join(sections) + "</body></html>\n")

@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 from memorymanager.machine_state import AllocatableTerms
 from memorymanager.node.whatif import LargestFit, NodeHeadroom, RemovalFix, SettingTry
+from memorymanager.node.whatif_cpu import ConfigTry, CPUFit
+from memorymanager.node.whatif_devices import DeviceFit
 
 SCHEMA_VERSION = 1
 
@@ -184,6 +186,33 @@ class MaskShortfall:
 
 
 @dataclass
+class CPUShortfall:
+    """One NUMA mask whose CPUs could hold the refused container's (or pod's) exclusive CPUs: the free CPUs it
+    lacks (0: enough)."""
+
+    target: str
+    nodes: list[int]
+    preferred_width: bool  # the mask has the narrowest width (restricted and single-numa-node admit only these)
+    cpus: int  # the machine's CPUs in the mask
+    free: int  # free CPUs in the mask (plus re-usable ones)
+    lacking: int  # free CPUs still needed
+
+
+@dataclass
+class DeviceShortfall:
+    """One NUMA mask whose registered devices could hold the refused container's (or pod's) request of a device
+    resource: the free devices it lacks (0: enough)."""
+
+    target: str
+    resource: str
+    nodes: list[int]
+    preferred_width: bool
+    devices: int  # registered devices touching the mask
+    free: int  # free devices touching it
+    lacking: int
+
+
+@dataclass
 class WhatIf:
     """Part 6 (`--what-if`): what would make a refused pod fit, each answer checked by admitting it on a copy
     of the node; or, for an admitted pod, the room left per NUMA node."""
@@ -198,6 +227,15 @@ class WhatIf:
     largest_note: str = ""
     headroom: list[NodeHeadroom] = field(default_factory=list)
     checks: int = 0
+    cpu_shortfalls: list[CPUShortfall] = field(default_factory=list)  # refused for want of CPUs: per mask
+    cpu_note: str = ""  # a sentence on the CPU side (SMTAlignmentError, no mask can hold the request)
+    device_shortfalls: list[DeviceShortfall] = field(default_factory=list)  # refused for want of devices: per mask
+    smaller_cpus: Optional[CPUFit] = None  # the largest CPU request admitted now
+    smaller_cpus_note: str = ""
+    cpu_settings: list[ConfigTry] = field(default_factory=list)  # CPU manager settings tried (restarts)
+    cpu_headroom: list["CPUNodeRow"] = field(default_factory=list)  # admitted: each NUMA node's CPUs after it
+    device_headroom: list["DeviceInventory"] = field(default_factory=list)  # admitted: the devices after it
+    smaller_devices: list[DeviceFit] = field(default_factory=list)  # per refused device resource: the largest count
 
 
 @dataclass

@@ -6,6 +6,8 @@ from __future__ import annotations
 from kubeinputs.reader import dump_yaml
 from memorymanager.explain.units import DERIVATION_HEAD, derivation_lines, fmt_bytes, fmt_nodes
 from memorymanager.explain.wrap import clip
+from memorymanager.node.cpu_start import (FIX_CPU_DELETE, FIX_CPU_OPTION_GATE, FIX_CPU_OPTIONS, FIX_CPU_POLICY,
+                                          FIX_CPU_RESERVATION, FIX_RESERVED_CPUS, CPUStart, DeviceCheckpointFacts)
 from memorymanager.node.reservation import EVICTION_HARD, KUBE_RESERVED, SYSTEM_RESERVED, ReservationSum
 from memorymanager.node.start_diagnosis import (ASSIGNMENTS, CELLS, FIX_AS_WRITTEN, FIX_DELETE, FIX_DRIFT_TOLERANCE,
                                                 FIX_POLICY, FIX_RESERVED_MEMORY, NODE, RESOURCE, StartDiagnosis,
@@ -17,6 +19,12 @@ FIX_TITLES = {
     FIX_AS_WRITTEN: "reservedMemory as it was when the checkpoint was written",
     FIX_DRIFT_TOLERANCE: "tolerate the drift (KEP-6232, alpha: gate MemoryManagerDriftTolerance)",
     FIX_DELETE: "drain the node, then delete the checkpoint",
+    FIX_CPU_POLICY: "the CPU manager policy cpu_manager_state was written with",
+    FIX_CPU_OPTION_GATE: "turn on the feature gate the CPU manager policy option needs",
+    FIX_CPU_OPTIONS: "cpuManagerPolicyOptions without the option kubelet refuses",
+    FIX_RESERVED_CPUS: "reservedSystemCPUs limited to CPUs this machine has (and no container holds)",
+    FIX_CPU_RESERVATION: "reserve a CPU for the system (the static policy needs at least one)",
+    FIX_CPU_DELETE: "drain the node, then delete cpu_manager_state",
 }
 
 
@@ -82,11 +90,21 @@ def _lost_lines(fix: StartFix) -> list[str]:
             + [f"- {line}" for line in lost])
 
 
-def fix_lines(letter: str, fix: StartFix, checkpoint: str) -> list[str]:
+def fix_lines(letter: str, fix: StartFix, checkpoint: str, cpu_checkpoint: str = "") -> list[str]:
     """One fix: what to change, and the checked outcome."""
     title = FIX_TITLES.get(fix.kind, fix.kind)
     checked = "kubelet starts" if fix.starts else f"kubelet still does not start: {fix.error}"
     lines = clip(f"{letter}. {title} (checked: {checked})", 0)
+    if fix.delete_cpu_checkpoint:
+        lines.append(f"   rm {cpu_checkpoint}")
+        lost = [f"- pod {uid}, container {name}: CPUs {cpus}" for uid, per in fix.lost_cpus.items()
+                for name, cpus in per.items()]
+        if lost:
+            lines.extend(clip("lost: the exclusive CPUs kubelet recorded for running containers (they keep running "
+                              "on them, but kubelet may give the same CPUs to new pods: drain first):", 3) + [
+                f"   {line}" for line in lost])
+        else:
+            lines.append("   lost: no exclusive CPU (the checkpoint records no assignment)")
     if fix.delete_checkpoint:
         lines.append(f"   rm {checkpoint}" + ("   (and set the fields below)" if fix.config else ""))
     if fix.config:
@@ -125,12 +143,81 @@ def start_lines(d: StartDiagnosis) -> list[str]:
         lines.extend(line for text in derivation_lines(d.allocatable) for line in clip(text, 5))
     else:
         lines.append("   the memory manager keeps no machine state (policy None, or the reservations cannot be read)")
+    number = 4
+    if d.cpu is not None:
+        lines.extend(cpu_start_lines(d.cpu, number))
+        number += 1
+    if d.device_checkpoint is not None or d.warnings:
+        lines.extend(device_start_lines(d.device_checkpoint, d.warnings, number))
+        number += 1
     if not d.starts:
-        lines.append("4. Fixes, each checked by starting a simulated kubelet with it")
+        lines.append(f"{number}. Fixes, each checked by starting a simulated kubelet with it")
         if not d.fixes:
             lines.append("   none found: change what kubelet's error names")
+        cpu_checkpoint = d.cpu.checkpoint if d.cpu is not None else ""
         for i, fix in enumerate(d.fixes):
-            lines.extend(f"   {line}" if line else line for line in fix_lines("abcdefgh"[i], fix, d.checkpoint))
+            lines.extend(f"   {line}" if line else line
+                         for line in fix_lines("abcdefgh"[i], fix, d.checkpoint, cpu_checkpoint))
+    return lines
+
+
+def cpu_start_lines(c: CPUStart, number: int) -> list[str]:
+    """The CPU manager at start: its policy and options, the reserved CPUs and how they come about, and
+    cpu_manager_state against this machine."""
+    options = ", ".join(f"{k}={v}" for k, v in c.options.items())
+    lines = [f"{number}. The CPU manager (policy {c.policy}" + (f", options {options}" if options else "") + ")"]
+    lines.append(f"   this machine's CPUs: {c.machine_cpus or 'none found'}")
+    if c.reserved_system_cpus:
+        lines.extend(clip(f"reservedSystemCPUs {c.reserved_system_cpus}: kept for the system as listed (they must "
+                          f"be CPUs of this machine, {c.machine_cpus}), and the Node Allocatable cpu reservation "
+                          f"becomes their count, {c.reservation or 0}", 3))
+    elif c.policy == "static":
+        if c.reserved_count is None:
+            lines.extend(clip("reserved CPUs: systemReserved cpu + kubeReserved cpu = 0 (neither is set, or both are "
+                              "0): the static policy needs at least one reserved CPU", 3))
+        else:
+            lines.extend(clip(f"reserved CPUs: systemReserved cpu + kubeReserved cpu = {c.reservation}, rounded up: "
+                              f"{c.reserved_count} CPU(s), taken as the static policy takes them (whole cores, "
+                              "lowest first)", 3))
+    if c.reserved:
+        lines.append(f"   reserved: {c.reserved}")
+    elif c.reserved_error and c.policy == "static":
+        lines.extend(clip(f"the reserved CPUs cannot be made: {c.reserved_error}", 3))
+    if not c.checkpoint:
+        lines.append("   no cpu_manager_state: the CPU manager starts from an empty state and writes one")
+        return lines
+    if c.checkpoint_error:
+        lines.extend(clip(f"{c.checkpoint}: kubelet cannot restore it: {c.checkpoint_error}", 3))
+        return lines
+    lines.append(f"   {c.checkpoint}: written with CPU manager policy {c.checkpoint_policy}"
+                 + ("" if c.checkpoint_policy == c.policy else f", configured now: {c.policy}"))
+    if c.checkpoint_policy == "static":
+        lines.extend(clip(f"its shared pool: {c.checkpoint_default or '(empty)'}; every CPU it names (pool and "
+                          f"assignments): {c.checkpoint_cpus or '(none)'}; this machine's: {c.machine_cpus}", 3))
+        if c.lacking:
+            lines.extend(clip(f"it names CPUs {c.lacking} this machine lacks", 3))
+        if c.unnamed:
+            lines.extend(clip(f"it does not name this machine's CPUs {c.unnamed}", 3))
+        if c.overlaps:
+            lines.extend(clip(f"it names CPUs {c.overlaps} twice (in the shared pool and an assignment, or in two "
+                              "assignments): a CPU is either shared or held by one container", 3))
+    lines.extend(line for uid, per in c.entries.items() for name, cpus in per.items()
+                 for line in clip(f"pod {uid}, container {name}: CPUs {cpus}", 3))
+    return lines
+
+
+def device_start_lines(facts: DeviceCheckpointFacts | None, warnings: list[str], number: int) -> list[str]:
+    """The device checkpoint at start: kubelet never stops on it, but starts without what it cannot read."""
+    lines = [f"{number}. The device checkpoint (kubelet starts whatever it holds)"]
+    if facts is not None and facts.error:
+        lines.extend(clip(f"{facts.checkpoint}: kubelet cannot read it and starts with no device allocation (the "
+                          f"devices running containers hold may be given again): {facts.error}", 3))
+    elif facts is not None:
+        held = [f"pod {uid}, container {name}: {r} {', '.join(ids)}" for uid, per in facts.entries.items()
+                for name, res in per.items() for r, ids in res.items()]
+        lines.append(f"   {facts.checkpoint}: {len(held)} allocation(s) restored" + (":" if held else ""))
+        lines.extend(line for text in held for line in clip(text, 5))
+    lines.extend(line for text in warnings for line in clip(text, 3))
     return lines
 
 

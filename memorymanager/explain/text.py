@@ -266,6 +266,8 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
         lines.append("   memory:")
     if e.asked.memory_policy != "Static":
         lines.append(f"   memory manager policy {e.asked.memory_policy}: no memory is assigned and no machine state kept")
+        if e.what_if is not None and what_if and (e.cpu_nodes or e.devices):  # the CPUs or devices may decide
+            lines.extend(what_if_lines(e.what_if))
         return lines
     for c in alloc.containers:
         if not c.blocks and not c.error and not c.taken:

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 from typing import Optional
 
+from kubeinputs.cpuset import CPUSet
 from kubeinputs.pod import Pod
-from memorymanager.explain.model import Explanation, HintsPart, MaskShortfall, WhatIf
+from memorymanager.explain.cpu_part import cpu_node_rows
+from memorymanager.explain.device_part import device_inventory
+from memorymanager.explain.model import (CPUHintsPart, CPUShortfall, DeviceHintsPart, DeviceShortfall, Explanation,
+                                         HintsPart, MaskShortfall, WhatIf)
 from memorymanager.explain.recorder import HintCall
 from memorymanager.explain.units import fmt_nodes, fmt_sizes
 from memorymanager.node import whatif
+from memorymanager.node.simulated_node import POD_SCOPE
+from memorymanager.node.whatif_cpu import cpu_config_changes, largest_cpu_request
+from memorymanager.node.whatif_devices import largest_device_request
 from memorymanager.node.simulated_node import SimulatedNode
 
 MAX_SHORTFALLS = 8
@@ -56,7 +63,8 @@ def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: wh
     if decision is None:
         return WhatIf(admitted=False)
     if decision.admitted:
-        return WhatIf(True, headroom=list(whatif.headroom(trial).values()))
+        return WhatIf(True, headroom=list(whatif.headroom(trial).values()), cpu_headroom=cpu_node_rows(trial),
+                      device_headroom=device_inventory(trial))
     result = WhatIf(False)
     target = refused_target(explanation)
     part = next((h for h in reversed(explanation.hints) if h.target == target and h.path == "calculated"), None)
@@ -80,4 +88,62 @@ def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: wh
         result.checks += checks
         if result.largest is None:
             result.largest_note = f"none is admitted now ({checks} size{'s' if checks != 1 else ''} checked)"
+    _cpu_and_devices(node, pod, extra, explanation, target, result)
     return result
+
+
+def _no_preferred_fit(hints: Optional[list[dict]], fails: bool) -> bool:
+    """A provider's list refuses placement: a calculation with no preferred hint (or none at all)."""
+    return fails or not any(h.get("preferred") for h in hints or [])
+
+
+def cpu_shortfalls(part: CPUHintsPart) -> list[CPUShortfall]:
+    """Per NUMA mask whose CPUs could hold the request, the free CPUs it lacks; the narrowest first."""
+    rows = [CPUShortfall(part.target, r.nodes, len(r.nodes) == part.min_affinity_size, r.cpus, r.free,
+                         max(0, part.requested - r.free - (CPUSet.parse(part.reusable).size() if part.reusable else 0)))
+            for r in part.masks if r.cpus >= part.requested]
+    rows.sort(key=lambda r: (not r.preferred_width, r.lacking, len(r.nodes)))
+    return rows[:MAX_SHORTFALLS]
+
+
+def device_shortfalls(part: DeviceHintsPart) -> list[DeviceShortfall]:
+    """Per NUMA mask whose registered devices could hold the request, the free devices it lacks."""
+    rows = [DeviceShortfall(part.target, part.resource, r.nodes, len(r.nodes) == part.min_affinity_size, r.devices,
+                            r.free, max(0, part.requested - r.free)) for r in part.masks if r.devices >= part.requested]
+    if not part.masks:  # too few devices at all: the whole node
+        free = sum(1 for d in part.devices if d.state in ("free", "re-usable", "held"))
+        rows = [DeviceShortfall(part.target, part.resource, part.device_nodes, True, len(part.devices), free,
+                                max(0, part.requested - free))]
+    rows.sort(key=lambda r: (not r.preferred_width, r.lacking, len(r.nodes)))
+    return rows[:MAX_SHORTFALLS]
+
+
+def _cpu_and_devices(node: SimulatedNode, pod: Pod, extra: whatif.Extra, explanation: Explanation,
+                     target: Optional[str], result: WhatIf) -> None:
+    """The CPU and device side of part 6, when CPUs or devices refused the pod: each mask's shortfall, the
+    largest CPU request admitted now, the CPU manager settings that admit it (each checked on a copy)."""
+    cpu_part = next((h for h in reversed(explanation.cpu_hints) if h.target == target and h.path == "calculated"), None)
+    smt = next((a for a in explanation.cpu_allocation if a.error), None)
+    cpu_refused = smt is not None or (cpu_part is not None and cpu_part.requested > 0 and cpu_part.masks
+                                      and _no_preferred_fit(cpu_part.hints, False))
+    if cpu_part is not None and cpu_refused:
+        result.cpu_shortfalls = cpu_shortfalls(cpu_part)
+        if not result.cpu_shortfalls:
+            most = max(r.cpus for r in cpu_part.masks)
+            result.cpu_note = f"no NUMA mask has {cpu_part.requested} CPUs: the machine has {most} (whatever is removed)"
+    if smt is not None:
+        result.cpu_note = f"the CPU manager's Allocate refused {smt.target}: {smt.note or smt.error}"
+    if cpu_refused:
+        result.smaller_cpus, checks, result.smaller_cpus_note = largest_cpu_request(
+            node, pod, cpu_part.target if cpu_part is not None else (smt.target if smt else target), extra)
+        result.cpu_settings = cpu_config_changes(node, pod, smt.reason if smt is not None else "", extra)
+        result.checks += checks + len(result.cpu_settings)
+    for part in explanation.device_hints:
+        if part.target == target and (part.path == "too-few" or (
+                part.path == "calculated" and _no_preferred_fit(part.hints, False))):
+            result.device_shortfalls.extend(device_shortfalls(part))
+            if part.target != POD_SCOPE and part.requested > 1:
+                fit, checks = largest_device_request(node, pod, part.target, part.resource, extra)
+                result.checks += checks
+                if fit is not None:
+                    result.smaller_devices.append(fit)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Mapping, Optional
 
+from kubeinputs.cpuset import CPUSet
+from kubeinputs.reader import dump_yaml
 from memorymanager.explain.model import MaskShortfall, WhatIf
 from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
 from memorymanager.explain.wrap import clip
 from memorymanager.node.answers import Admission
-from memorymanager.node.whatif import NodeHeadroom
+from memorymanager.node.whatif import NodeHeadroom, RemovalFix
 
 
 def placed(admission: Optional[Admission]) -> str:
@@ -19,16 +21,33 @@ def placed(admission: Optional[Admission]) -> str:
         return f"refused ({admission.reason})"
     parts = []
     for name, p in admission.placements.items():
-        if not p.memory:
+        if not p.memory and not p.cpus and not p.devices:
             continue
-        where = f"node{'s' if ('-' in p.cpuset_mems or ',' in p.cpuset_mems) else ''} {p.cpuset_mems}"
-        parts.append(f"{name} on {where}" + ("" if p.preferred or not p.numa_nodes else " (not preferred)"))
+        if p.memory:
+            text = f"{name} on node{'s' if ('-' in p.cpuset_mems or ',' in p.cpuset_mems) else ''} {p.cpuset_mems}"
+        elif p.numa_nodes:
+            text = f"{name} on node{'s' if len(p.numa_nodes) > 1 else ''} {fmt_nodes(list(p.numa_nodes))}"
+        else:
+            text = name
+        if p.cpus:
+            text += f", CPUs {p.cpuset_cpus}"
+        text += "".join(f", {r} {', '.join(ids)}" for r, ids in p.devices.items() if ids)
+        parts.append(text + ("" if p.preferred or not p.numa_nodes else " (not preferred)"))
     return "admitted" + (": " + "; ".join(parts) if parts else "")
 
 
 def _by_node(sizes: Mapping[int, Mapping[str, int]]) -> str:
     """`memory 2Gi on node 0, memory 1Gi on node 1`."""
     return ", ".join(f"{fmt_sizes(dict(per))} on node {node}" for node, per in sorted(sizes.items())) or "nothing"
+
+
+def _freed(fix: RemovalFix) -> str:
+    """What a removal frees: memory per node, then the CPUs and devices it returns (`nothing`)."""
+    parts = [_by_node(fix.freed)] if fix.freed else []
+    if fix.freed_cpus:
+        parts.append(f"CPUs {fix.freed_cpus}")
+    parts.extend(f"{r} {', '.join(ids)}" for r, ids in fix.freed_devices.items())
+    return "; ".join(parts) or "nothing"
 
 
 def _shortfall_line(row: MaskShortfall) -> str:
@@ -74,12 +93,73 @@ def _headroom_items(rows: list[NodeHeadroom]) -> list[tuple[int, str]]:
     return items
 
 
+def _cpu_headroom_items(w: WhatIf) -> list[tuple[int, str]]:
+    """Per NUMA node the CPUs exclusive requests can still take; per device resource the free devices."""
+    items = [(5, f"node {row.node}: {_count(row.free)} CPU(s) free for exclusive requests ({row.free or '-'}); "
+                 f"{_count(row.exclusive)} held exclusively, {_count(row.reserved)} reserved") for row in w.cpu_headroom]
+    for inv in w.device_headroom:
+        free = [d for d in inv.devices if d.state == "free"]
+        where = ", ".join(f"{d.id}" + (f" on node {fmt_nodes(d.numa_nodes)}" if d.numa_nodes else "") for d in free)
+        items.append((5, f"{inv.resource}: {len(free)} of {len(inv.devices)} device(s) free" + (f" ({where})" if where
+                                                                                                else "")))
+    return items
+
+
+def _count(cpus: str) -> int:
+    """The number of CPUs of a cpuset string."""
+    return CPUSet.parse(cpus).size() if cpus else 0
+
+
+def _cpu_items(w: WhatIf) -> list[tuple[int, str]]:
+    """The CPU and device side of a refusal: masks' shortfalls, the largest CPU request, CPU manager settings."""
+    items: list[tuple[int, str]] = []
+    if w.cpu_shortfalls:
+        items.append((3, f"free CPUs each mask lacks for {w.cpu_shortfalls[0].target}:"))
+        for row in w.cpu_shortfalls:
+            what = f"lacks {row.lacking} CPU(s)" if row.lacking else "has the free CPUs"
+            tail = "" if row.preferred_width else ", but it is wider than the narrowest width"
+            items.append((5, f"{fmt_nodes(row.nodes) + ':':<7}{what} ({row.free} free of {row.cpus}){tail}"))
+    if w.cpu_note:
+        items.append((3, w.cpu_note))
+    if w.device_shortfalls:
+        items.append((3, f"free devices each mask lacks for {w.device_shortfalls[0].target}:"))
+        for row in w.device_shortfalls:
+            what = f"lacks {row.lacking} device(s)" if row.lacking else "has the free devices"
+            tail = "" if row.preferred_width else ", but it is wider than the narrowest width"
+            items.append((5, f"{row.resource} on {fmt_nodes(row.nodes)}: {what} ({row.free} free of {row.devices})"
+                             f"{tail}"))
+    return items
+
+
+def _cpu_fix_items(w: WhatIf) -> list[tuple[int, str]]:
+    """The checked CPU answers: the CPU manager settings that admit it, the largest CPU request admitted now."""
+    items: list[tuple[int, str]] = []
+    for t in w.cpu_settings:
+        if t.admission is not None and t.admission.admitted:
+            items.append((3, f"{t.change} ({dump_yaml(dict(t.fields)).strip()}): {placed(t.admission)}"))
+        else:
+            outcome = f"kubelet does not start: {t.error}" if t.admission is None else placed(t.admission)
+            items.append((3, f"{t.change}: does not help ({outcome})"))
+    fit = w.smaller_cpus
+    if fit is not None:
+        unit = f" (whole cores of {fit.step} CPUs: full-pcpus-only)" if fit.step > 1 else ""
+        items.append((3, f"the largest CPU request of {fit.container} admitted now: {fit.cpus} CPU(s){unit}, asked "
+                         f"{fit.requested}: {placed(fit.admission)}; {fit.refused_above} is refused"))
+    elif w.smaller_cpus_note:
+        items.append((3, f"a smaller CPU request: {w.smaller_cpus_note}"))
+    for d in w.smaller_devices:
+        items.append((3, f"the largest {d.resource} request of {d.container} admitted now: {d.devices} device(s), "
+                         f"asked {d.requested}: {placed(d.admission)}; {d.refused_above} is refused"))
+    return items
+
+
 def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
     """Part 6 as (indent, one unwrapped line): the heading at 0."""
     if w.admitted:
-        return [(0, "6. Headroom after the admission")] + _headroom_items(w.headroom)
+        return [(0, "6. Headroom after the admission")] + _headroom_items(w.headroom) + _cpu_headroom_items(w)
     items = [(0, f"6. What would make it fit (each answer checked by admitting on a copy of the node; "
                  f"{w.checks} admissions)")]
+    items.extend(_cpu_items(w))
     shown = _shortfalls_that_matter(w.shortfalls)
     if shown:
         items.append((3, f"free memory each mask lacks for {shown[0].target}:"))
@@ -93,7 +173,7 @@ def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
         items.append((3, w.shortfall_note))
     for i, fix in enumerate(w.removals):
         lead = "removing " if i == 0 else "or removing "
-        items.append((3, f"{lead}{', '.join(fix.pods)} (frees {_by_node(fix.freed)}): {placed(fix.admission)}"))
+        items.append((3, f"{lead}{', '.join(fix.pods)} (frees {_freed(fix)}): {placed(fix.admission)}"))
     if w.removal_note:
         items.append((3, ("removing pods: " if not w.removals else "") + w.removal_note))
     admitted = [t for t in w.settings if t.admission is not None and t.admission.admitted]
@@ -102,6 +182,7 @@ def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
     if w.settings and not admitted:
         tried = ", ".join(f"{t.policy}/{t.scope}" for t in w.settings)
         items.append((3, f"no other topology manager policy or scope admits it (tried {tried})"))
+    items.extend(_cpu_fix_items(w))
     if w.largest is not None:
         text = f"the largest request of this shape admitted now: {_requests(w.largest.requests)}: {placed(w.largest.admission)}"
         if w.largest.refused_above is not None:

@@ -37,6 +37,7 @@ from topologymanager.manager import MERGE_FUNCTIONS
 
 if TYPE_CHECKING:  # the what-if searches are imported when first asked for
     from memorymanager.node.whatif import LargestFit, NodeHeadroom
+    from memorymanager.node.whatif_cpu import CPUFit
 
 # The types callers pass in.
 PodInput = Union[Mapping[str, object], str, Path, Pod]
@@ -550,6 +551,28 @@ class Node:
         if reason:
             raise NodeError(f"pod {parsed.name!r}: {reason}, so no size of it is refused for memory")
         return largest_admissible(node, parsed, extra)[0]
+
+    def largest_cpu_request(self, pod: PodInput, container: Optional[str] = None,
+                            hints: HintsInput = None) -> Optional["CPUFit"]:
+        """The largest exclusive CPU request of one container (`container`, else the one asking the most) this
+        node admits now, counted down from one below its request (in whole cores under `full-pcpus-only`),
+        with its admission and the next larger count (checked: refused); None when no smaller count is
+        admitted. Changes nothing.
+
+        Raises NodeError when no container of the pod asks for exclusive CPUs (the static policy pins only a
+        Guaranteed container's integral `cpu`). Cost: at most `memorymanager.node.whatif.MAX_CHECKS` admissions
+        on in-memory copies of the node."""
+        from memorymanager.node.whatif_cpu import NO_EXCLUSIVE_CPUS, largest_cpu_request
+
+        node = self._running()
+        parsed = read_pod(pod, limits=self._node.limits)
+        extra = hint_provider(parsed, hints, node.config.topology_manager_scope)
+        if container is not None and container not in {c.name for c in parsed.all_containers()}:
+            raise NodeError(f"pod {parsed.name!r} has no container {container!r}")
+        fit, _, why = largest_cpu_request(node, parsed, container, extra)
+        if fit is None and why == NO_EXCLUSIVE_CPUS:
+            raise NodeError(f"pod {parsed.name!r}: {why}, so no CPU count of it is refused")
+        return fit
 
     # ----- readers for the layers built on this API (PodResources server, metrics, NRT) -----
 

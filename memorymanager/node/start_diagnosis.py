@@ -23,15 +23,22 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Union
 
+from cpumanager.state import CHECKPOINT_FILE_NAME as CPU_CHECKPOINT_FILE_NAME
+from devicemanager.constants import CHECKPOINT_DIR as DEVICE_CHECKPOINT_DIR
+from devicemanager.constants import CHECKPOINT_FILE_NAME as DEVICE_CHECKPOINT_FILE_NAME
+from kubeinputs.cpuset import CPUSet
+from kubeinputs.devices import DeclaredDevices
 from kubeinputs.features import MEMORY_MANAGER_DRIFT_TOLERANCE_GATE, POD_LEVEL_RESOURCE_MANAGERS_GATE, FeatureGates
 from kubeinputs.kubelet_config import KubeletConfig, parse_kubelet_config
 from kubeinputs.machine import MachineInfo
 from kubeinputs.quantity import BINARY_SI, Quantity
 from memorymanager.machine_state import (AllocatableTerms, get_default_machine_state, machine_allocatable_terms,
                                          replay_assignments)
+from memorymanager.node.cpu_start import (CPUStart, DeviceCheckpointFacts, cpu_fix_fields, cpu_start_facts,
+                                          device_checkpoint_facts)
 from memorymanager.node.render import assignments_to_obj, machine_state_to_obj, pod_assignments_to_obj
 from memorymanager.node.reservation import ReservationSum, reservation_sums, reserved_memory_fix
 from memorymanager.node.simulated_node import KubeletStartError, SimulatedNode
@@ -46,6 +53,11 @@ from state.types import MEMORY, NUMANodeMap
 
 # The path kubelet keeps its memory manager checkpoint at (--root-dir /var/lib/kubelet).
 DEFAULT_CHECKPOINT_PATH = "/var/lib/kubelet/" + CHECKPOINT_FILE_NAME
+
+# the start errors of the CPU manager: its options, its reserved CPUs, its state (the rest are the memory manager's)
+CPU_ERROR_PREFIXES = ("new static policy error", "[cpumanager]", "reserved-cpus", "unable to parse reserved-cpus",
+                      "start cpu manager error", "unknown policy", "new none policy error", "unable to discover CPU")
+CPU_POLICY_NONE = "none"
 
 # StateDrift.field values
 NODE, RESOURCE, ASSIGNMENTS, CELLS = "node", "resource", "numberOfAssignments", "cells"
@@ -88,6 +100,8 @@ class StartFix:
     error: str = ""
     lost: dict[str, object] = field(default_factory=dict)
     lost_pods: dict[str, object] = field(default_factory=dict)
+    delete_cpu_checkpoint: bool = False  # the fix deletes cpu_manager_state
+    lost_cpus: dict[str, dict[str, str]] = field(default_factory=dict)  # deleting it: pod UID -> container -> cpuset
 
 
 @dataclass
@@ -107,23 +121,64 @@ class StartDiagnosis:
     allocatable: list[AllocatableTerms]
     machine_state: Optional[dict]  # what this machine and configuration give, stored assignments replayed
     entries: Optional[dict] = None  # the checkpoint's assignments (pod UID -> container -> blocks), replayed there
+    cpu: Optional[CPUStart] = None  # the CPU manager's inputs (static policy, or a cpu_manager_state given)
+    device_checkpoint: Optional[DeviceCheckpointFacts] = None  # the device checkpoint, when there is one
+    warnings: list[str] = field(default_factory=list)  # what a start restored without a word (device checkpoint)
 
 
 def try_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[bytes],
               shown_path: str = DEFAULT_CHECKPOINT_PATH, limits: Limits = DEFAULT_LIMITS) -> tuple[bool, str, str]:
     """(starts, kubelet's start error, the reservedMemory hint) of a simulated kubelet whose checkpoint folder
     holds `checkpoint` (None: no file), in a temporary folder; the folder's path in the error reads `shown_path`."""
+    started = simulated_start(machine, config, ManagerCheckpoints(checkpoint), shown_path, limits)
+    return started.starts, started.error, started.hint
+
+
+@dataclass(frozen=True)
+class ManagerCheckpoints:
+    """The bytes of the checkpoints a start reads (None: no file): the memory manager's, the CPU manager's
+    `cpu_manager_state`, the device manager's `device-plugins/kubelet_internal_checkpoint`; and the devices
+    the device plugins declare (resource -> devices)."""
+
+    memory: Optional[bytes] = None
+    cpu: Optional[bytes] = None
+    device: Optional[bytes] = None
+    devices: Optional[DeclaredDevices] = None
+
+
+@dataclass(frozen=True)
+class StartResult:
+    """One simulated start: whether it started, kubelet's error and reservedMemory hint, the warnings of a start
+    (the device checkpoint), and the CPU manager's reserved CPUs (None when it did not start)."""
+
+    starts: bool
+    error: str
+    hint: str
+    warnings: tuple[str, ...] = ()
+    reserved_cpus: Optional[CPUSet] = None
+
+
+def simulated_start(machine: MachineInfo, config: KubeletConfig, checkpoints: ManagerCheckpoints,
+                    shown_path: str = DEFAULT_CHECKPOINT_PATH, limits: Limits = DEFAULT_LIMITS) -> StartResult:
+    """A simulated kubelet started on copies of the checkpoints in a temporary folder; in its error the memory
+    checkpoint reads `shown_path` and the folder reads the folder of `shown_path`."""
     with tempfile.TemporaryDirectory(prefix="memorymanager-start-") as folder:
-        if checkpoint is not None:
-            with open(os.path.join(folder, CHECKPOINT_FILE_NAME), "wb") as fh:
-                fh.write(checkpoint)
-        node = SimulatedNode(machine, config, folder, limits=limits)
+        files = ((CHECKPOINT_FILE_NAME, checkpoints.memory), (CPU_CHECKPOINT_FILE_NAME, checkpoints.cpu),
+                 (os.path.join(DEVICE_CHECKPOINT_DIR, DEVICE_CHECKPOINT_FILE_NAME), checkpoints.device))
+        for name, blob in files:
+            if blob is not None:
+                os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+                with open(os.path.join(folder, name), "wb") as fh:
+                    fh.write(blob)
+        node = SimulatedNode(machine, config, folder, limits=limits, devices=checkpoints.devices)
         node.file_ops = NoSyncFileOps(limits)  # a throwaway folder
         try:
             node.start()
         except KubeletStartError as exc:
-            return False, str(exc).replace(os.path.join(folder, CHECKPOINT_FILE_NAME), shown_path), exc.hint or ""
-    return True, "", ""
+            text = str(exc).replace(os.path.join(folder, CHECKPOINT_FILE_NAME), shown_path)
+            text = text.replace(folder, os.path.dirname(shown_path) or ".")
+            return StartResult(False, text, exc.hint or "")
+        return StartResult(True, "", "", tuple(node.start_warnings), node.cpu_manager.reserved_cpus())
 
 
 def _gates(config: KubeletConfig) -> Optional[FeatureGates]:
@@ -223,15 +278,17 @@ def _with(config: KubeletConfig, fields: dict[str, object]) -> Optional[KubeletC
 
 
 class _Starter:
-    """Tries fixes: starts a simulated kubelet with each, keeping the checkpoint unless the fix deletes it."""
+    """Tries fixes: starts a simulated kubelet with each, keeping the checkpoints unless the fix deletes one."""
 
-    def __init__(self, machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[bytes], shown: str,
-                 loaded: Optional[LoadedCheckpoint], limits: Limits) -> None:
+    def __init__(self, machine: MachineInfo, config: KubeletConfig, checkpoints: ManagerCheckpoints, shown: str,
+                 loaded: Optional[LoadedCheckpoint], limits: Limits, cpu: Optional[CPUStart] = None) -> None:
         """The inputs every fix starts from."""
-        self.machine, self.config, self.checkpoint, self.shown, self.loaded = machine, config, checkpoint, shown, loaded
-        self.limits = limits
+        self.machine, self.config, self.checkpoints, self.shown, self.loaded = (machine, config, checkpoints, shown,
+                                                                                loaded)
+        self.checkpoint = checkpoints.memory
+        self.limits, self.cpu = limits, cpu
 
-    def fix(self, kind: str, fields: dict[str, object], delete: bool = False) -> StartFix:
+    def fix(self, kind: str, fields: dict[str, object], delete: bool = False, delete_cpu: bool = False) -> StartFix:
         """One fix, checked."""
         config = _with(self.config, fields) if fields else self.config
         lost: dict[str, object] = {}
@@ -239,18 +296,25 @@ class _Starter:
         if delete and self.loaded is not None:
             lost = assignments_to_obj(self.loaded.entries or {}) or {}
             lost_pods = pod_assignments_to_obj(self.loaded.pod_entries) or {}
+        lost_cpus = dict(self.cpu.entries) if delete_cpu and self.cpu is not None else {}
         if config is None:
-            return StartFix(kind, fields, delete, False, "the fix does not parse", lost, lost_pods)
-        starts, error, _ = try_start(self.machine, config, None if delete else self.checkpoint, self.shown, self.limits)
-        return StartFix(kind, fields, delete, starts, error, lost, lost_pods)
+            return StartFix(kind, fields, delete, False, "the fix does not parse", lost, lost_pods, delete_cpu, lost_cpus)
+        checkpoints = replace(self.checkpoints, memory=None if delete else self.checkpoints.memory,
+                              cpu=None if delete_cpu else self.checkpoints.cpu)
+        started = simulated_start(self.machine, config, checkpoints, self.shown, self.limits)
+        return StartFix(kind, fields, delete, started.starts, started.error, lost, lost_pods, delete_cpu, lost_cpus)
 
 
 def diagnose_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[bytes] = None,
-                   checkpoint_path: str = DEFAULT_CHECKPOINT_PATH, limits: Limits = DEFAULT_LIMITS) -> StartDiagnosis:
+                   checkpoint_path: str = DEFAULT_CHECKPOINT_PATH, limits: Limits = DEFAULT_LIMITS,
+                   others: Optional[ManagerCheckpoints] = None) -> StartDiagnosis:
     """Start a simulated kubelet with this machine, configuration and checkpoint bytes (None: no file) and
     say why it fails, with the arithmetic and checked fixes (see the module's docstring); the simulated
-    kubelets read their checkpoint within `limits`."""
-    starts, error, hint = try_start(machine, config, checkpoint, checkpoint_path, limits)
+    kubelets read their checkpoint within `limits`. `others` gives the CPU and device checkpoints and the
+    declared devices (their `memory` is ignored): they are started with, and the CPU manager's side explained."""
+    checkpoints = replace(others or ManagerCheckpoints(), memory=checkpoint)
+    started = simulated_start(machine, config, checkpoints, checkpoint_path, limits)
+    starts, error, hint = started.starts, started.error, started.hint
     static = config.memory_manager_policy == POLICY_STATIC
     rows: list[ReservationSum] = []
     reservation_error = ""
@@ -283,9 +347,27 @@ def diagnose_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Opti
                 diagnosis.entries = assignments_to_obj(loaded.entries or {})
             if loaded is not None and loaded.machine_state and loaded.policy_name == POLICY_STATIC and not replay_error:
                 diagnosis.drift = state_drift(loaded.machine_state, expected)
+    diagnosis.warnings = list(started.warnings)
+    folder = os.path.dirname(checkpoint_path) or "."
+    diagnosis.device_checkpoint = device_checkpoint_facts(
+        checkpoints.device, os.path.join(folder, DEVICE_CHECKPOINT_DIR, DEVICE_CHECKPOINT_FILE_NAME))
+    if config.cpu_manager_policy != CPU_POLICY_NONE or checkpoints.cpu is not None:
+        def reserved() -> tuple[Optional[CPUSet], str]:
+            """The reserved CPUs of a start with no checkpoint at all (the configuration's own)."""
+            bare = simulated_start(machine, config, ManagerCheckpoints(devices=checkpoints.devices), checkpoint_path,
+                                   limits)
+            return bare.reserved_cpus, bare.error
+
+        diagnosis.cpu = cpu_start_facts(machine, config, checkpoints.cpu,
+                                        os.path.join(folder, CPU_CHECKPOINT_FILE_NAME), reserved)
     if starts:
         return diagnosis
-    starter = _Starter(machine, config, checkpoint, checkpoint_path, loaded, limits)
+    starter = _Starter(machine, config, checkpoints, checkpoint_path, loaded, limits, diagnosis.cpu)
+    if diagnosis.cpu is not None and error.startswith(CPU_ERROR_PREFIXES):
+        cpu_fixes = [starter.fix(kind, fields, delete_cpu=delete)
+                     for kind, fields, delete in cpu_fix_fields(config, diagnosis.cpu, error)]
+        diagnosis.fixes.extend(fix for fix in cpu_fixes if fix.starts)
+        return diagnosis
     tried: list[StartFix] = []
     if hint and rows and not all(r.equal for r in rows):  # kubelet's error is the reservation's
         fields = {"reservedMemory": reserved_memory_lines(reserved_memory_fix(rows, machine))}

@@ -29,9 +29,10 @@ from __future__ import annotations
 import itertools
 import os
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional
 
+from cpumanager.policy import POLICY_NONE as CPU_POLICY_NONE
 from cpumanager.state import CHECKPOINT_FILE_NAME as CPU_CHECKPOINT_FILE_NAME
 from devicemanager.constants import CHECKPOINT_DIR as DEVICE_CHECKPOINT_DIR
 from devicemanager.constants import CHECKPOINT_FILE_NAME as DEVICE_CHECKPOINT_FILE_NAME
@@ -88,6 +89,8 @@ class RemovalFix:
     uids: tuple[str, ...]
     freed: Mapping[int, Mapping[str, int]]
     admission: Admission
+    freed_cpus: str = ""  # the exclusive CPUs their removal returns to the shared pool (a cpuset)
+    freed_devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # resource -> device IDs freed
 
 
 @dataclass(frozen=True)
@@ -197,10 +200,48 @@ def _without(node: SimulatedNode, pods: tuple[Pod, ...], pod: Pod, extra: Extra)
     for gone in pods:
         trial.remove(gone)
     freed = _freed(node.state().get_machine_state(), trial.state().get_machine_state())
+    freed_cpus, freed_devices = _freed_cpus(node, trial), _freed_devices(node, pods)
     outcome = trial.admit(pod, extra)
     if not outcome.admit:
         return None
-    return RemovalFix(tuple(p.name for p in pods), tuple(p.uid for p in pods), freed, admission_of(trial, pod, outcome))
+    return RemovalFix(tuple(p.name for p in pods), tuple(p.uid for p in pods), freed, admission_of(trial, pod, outcome),
+                      freed_cpus, freed_devices)
+
+
+def _freed_cpus(before: SimulatedNode, after: SimulatedNode) -> str:
+    """The CPUs that joined the shared pool from one node to the other ("" none)."""
+    if before.cpu_manager is None or after.cpu_manager is None:
+        return ""
+    grown = after.cpu_manager.get_default_cpu_set().difference(before.cpu_manager.get_default_cpu_set())
+    return "" if grown.is_empty() else str(grown)
+
+
+def _freed_devices(node: SimulatedNode, pods: tuple[Pod, ...]) -> dict[str, tuple[str, ...]]:
+    """Per device resource, the devices the pods hold (kubelet frees them at its next allocation)."""
+    if node.device_manager is None:
+        return {}
+    pod_devices = node.device_manager.state().pod_devices
+    freed = {r: tuple(sorted(set().union(*(pod_devices.pod_devices(p.uid, r) for p in pods))))
+             for r in sorted(node.device_manager.allocated_devices())}
+    return {r: ids for r, ids in freed.items() if ids}
+
+
+def _cpus_held(node: SimulatedNode, uid: str) -> int:
+    """The exclusive CPUs a pod holds (0 under the none policy)."""
+    if node.cpu_manager is None:
+        return 0
+    reader = node.cpu_manager.state()
+    held = [c for c in (reader.get_cpu_assignments().get(uid) or {}).values()]
+    pod_set = reader.get_pod_cpu_set(uid)
+    return sum(c.size() for c in held) + (pod_set.size() if pod_set is not None else 0)
+
+
+def _devices_held(node: SimulatedNode, uid: str) -> int:
+    """The devices a pod holds (every resource)."""
+    if node.device_manager is None:
+        return 0
+    pod_devices = node.device_manager.state().pod_devices
+    return sum(len(pod_devices.pod_devices(uid, r)) for r in node.device_manager.allocated_devices())
 
 
 def _freed(before: NUMANodeMap, after: NUMANodeMap) -> dict[int, dict[str, int]]:
@@ -219,22 +260,28 @@ def removals_that_admit(node: SimulatedNode, pod: Pod, extra: Extra = None, max_
     """Which admitted pods' removal lets `pod` in, fewest pods first (at most MAX_REMOVAL_FIXES sets of the
     smallest size found, each checked); see the module's docstring."""
     assigned = node.state().get_memory_assignments()
+    memory_holders = {p.uid for p in node.active_pods() if assigned.get(p.uid) or node.state().get_pod_memory_blocks(p.uid)}
+    cpus = {p.uid: _cpus_held(node, p.uid) for p in node.active_pods()}
+    devices = {p.uid: _devices_held(node, p.uid) for p in node.active_pods()}
     holders = [p for p in node.active_pods() if p.uid != pod.uid
-               and (assigned.get(p.uid) or node.state().get_pod_memory_blocks(p.uid))]
+               and (p.uid in memory_holders or cpus[p.uid] or devices[p.uid])]
+    pins_more = (node.cpu_manager is not None and node.cpu_manager.policy_name() != CPU_POLICY_NONE) or (
+        node.device_manager is not None and node.device_manager.can_have_opinion())
+    what = "memory, exclusive CPUs or devices" if pins_more else "memory"
     if not holders:
-        return RemovalSearch((), 0, False, "no admitted pod holds memory: removing pods changes nothing")
+        return RemovalSearch((), 0, False, f"no admitted pod holds {what}: removing pods changes nothing")
     every_fix = _without(node, tuple(holders), pod, extra)
     checks = 1
     if every_fix is None:
-        return RemovalSearch((), checks, False, f"even with all {len(holders)} pod(s) holding memory removed it is "
+        return RemovalSearch((), checks, False, f"even with all {len(holders)} pod(s) holding {what} removed it is "
                                                  "refused: removing pods does not help")
     requested = _first_request(node, pod)
     prefilter = requested is not None and len(node.state().get_machine_state()) <= MAX_MASK_NODES
-    size = {p.uid: _held_bytes(node, p.uid) for p in holders}
+    size = {p.uid: (_held_bytes(node, p.uid), cpus[p.uid], devices[p.uid]) for p in holders}
     exhausted = False
     for count in range(1, min(max_pods, len(holders) - 1) + 1):
         found: list[RemovalFix] = []
-        for combo in sorted(itertools.combinations(holders, count), key=lambda c: sum(size[p.uid] for p in c)):
+        for combo in sorted(itertools.combinations(holders, count), key=lambda c: tuple(map(sum, zip(*(size[p.uid] for p in c))))):
             if prefilter and not _some_mask_fits(_released(node, combo), requested):
                 continue
             if checks >= max_checks:
@@ -252,7 +299,7 @@ def removals_that_admit(node: SimulatedNode, pod: Pod, extra: Extra = None, max_
             break
     limit = min(max_pods, len(holders) - 1)
     note = (f"no set of up to {limit} pod(s) lets it in" + (" within the search budget" if exhausted else "")
-            + f"; removing all {len(holders)} pod(s) holding memory does") if limit else ""
+            + f"; removing all {len(holders)} pod(s) holding {what} does") if limit else ""
     return RemovalSearch((every_fix,), checks, exhausted, note)
 
 

@@ -213,3 +213,48 @@ def test_every_resource_is_drawn_on_one_scale() -> None:
 def test_the_allocatable_arithmetic_is_under_the_picture() -> None:
     page = render_report([walk("tutorial/001-single-node-fit.yaml")])
     assert "node 0: memory 4Gi - 0 - 100Mi = 3996Mi" in page and "allocatable = MemTotal - hugepages" in page
+
+
+class _CPUBars(HTMLParser):
+    """Per step, the cpu-node groups with their CPU bar's and device bars' data attributes and square classes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.step, self.node = None, None
+        self.nodes: dict[tuple, dict] = {}
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        a = dict(attrs)
+        if tag == "details" and "data-step" in a:
+            self.step = int(a["data-step"])
+        elif tag == "g" and a.get("class") == "cpu-node":
+            self.node = self.nodes.setdefault((self.step, a["data-node"]), {"cpu": None, "devices": [], "cells": []})
+        elif tag == "g" and a.get("class") == "cpu-bar" and self.node is not None:
+            self.node["cpu"] = {k[5:]: int(v) for k, v in a.items() if k.startswith("data-")}
+        elif tag == "g" and a.get("class") == "device-bar" and self.node is not None:
+            self.node["devices"].append({k[5:]: v for k, v in a.items() if k.startswith("data-")})
+        elif tag == "rect" and self.node is not None and ("data-cpu" in a or "data-device" in a):
+            self.node["cells"].append((a["class"].split()[1], a.get("data-cpu") or a.get("data-device")))
+
+
+def cpu_bars(page: str) -> dict[tuple, dict]:
+    """The CPU and device picture of a page, per (step, node)."""
+    parser = _CPUBars()
+    parser.feed(page)
+    return parser.nodes
+
+
+def test_cpu_and_device_bars_per_numa_node() -> None:
+    """Per NUMA node the CPUs (reserved, held, free, the pod's) and devices (held, free, picked), as the explanation
+    counted them; a memory-only page has none."""
+    view = walk("devices/034-dual-socket-cpu-memory-gpu-aligned.yaml")
+    nodes = cpu_bars(render_report([view], open_steps=1))
+    first = {node: v for (step, node), v in nodes.items() if step == 0}
+    assert first["0"]["cpu"] == {"cpus": 8, "reserved": 1, "exclusive": 0, "free": 1, "pod": 6}
+    assert first["1"]["cpu"] == {"cpus": 8, "reserved": 0, "exclusive": 0, "free": 8, "pod": 0}
+    assert [c for c in first["0"]["cells"] if c[0] in ("reserved", "pod")][:2] == [("reserved", "0"), ("pod", "1")]
+    assert first["0"]["devices"] == [{"resource": "nvidia.com/gpu", "devices": "1", "held": "0", "free": "0",
+                                      "picked": "1"}]
+    assert ("picked", "g0") in first["0"]["cells"] and ("free", "g1") in first["1"]["cells"]
+    memory_only = render_report([walk("tutorial/001-single-node-fit.yaml")])
+    assert "cpu-picture" not in memory_only and ".cpu.reserved" not in memory_only

@@ -20,7 +20,7 @@ from memorymanager.explain.png import find_chromium
 from memorymanager.explain.png import run_chromium as run_browser
 from memorymanager.explain.walk import walk_scenario
 from memorymanager.runner.scenario import load_scenario
-from tests.explain.helpers import TUTORIAL, read_png, walk
+from tests.explain.helpers import SCENARIOS, TUTORIAL, read_png, walk
 from tests.explain.test_html import assert_bars_match, collect, collect_picture
 
 WINDOW = (800, 600)
@@ -77,3 +77,35 @@ def test_tutorial_report_in_chromium(tmp_path: Path) -> None:
     assert not_white > 0.02 * len(pixels), not_white
     assert colourful > 200, colourful
     assert red > 300, red
+
+
+def test_cpu_and_device_bars_render_in_chromium(tmp_path: Path) -> None:
+    """The CPU and device picture as the browser builds it: per NUMA node a CPU bar and device bars with the counts
+    of the explanation, and the squares of CPUs held by other containers drawn (orange pixels on the screenshot)."""
+    from tests.explain.test_html import cpu_bars
+
+    binary = chromium()
+    refused = walk_scenario(load_scenario(str(SCENARIOS / "cpu/032-single-numa-node-no-node-has-room.yaml")), only_step=2)
+    refused.steps = [s for s in refused.steps if s.index == 2]
+    aligned = walk("devices/034-dual-socket-cpu-memory-gpu-aligned.yaml")
+    aligned.steps = aligned.steps[:1]
+    page = tmp_path / "cpus.html"
+    page.write_text(render_report([refused, aligned], open_steps=1), encoding="utf-8")
+    dom = run_chromium(binary, tmp_path, "--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    nodes = cpu_bars(dom.stdout)
+    assert nodes[(2, "0")]["cpu"] == {"cpus": 16, "reserved": 1, "exclusive": 12, "free": 3, "pod": 0}
+    assert nodes[(2, "1")]["cpu"] == {"cpus": 16, "reserved": 0, "exclusive": 12, "free": 4, "pod": 0}
+    assert nodes[(0, "0")]["devices"][0]["picked"] == "1" and nodes[(0, "0")]["cpu"]["pod"] == 6
+    assert "asks 5 CPU(s)" in dom.stdout
+
+    alone = tmp_path / "refused.html"
+    alone.write_text(render_report([refused], open_steps=1), encoding="utf-8")
+    shot = tmp_path / "shot.png"
+    result = run_chromium(binary, tmp_path, f"--screenshot={shot}", alone.as_uri())
+    assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
+    width, _, rows = read_png(shot.read_bytes())
+    step = len(rows[0]) // width
+    orange = sum(1 for row in rows for i in range(0, len(row), step)
+                 if row[i] > 230 and 160 < row[i + 1] < 200 and row[i + 2] < 110)  # #ffb74d: held CPUs
+    assert orange > 24 * 50, orange  # 24 held CPUs of 9x9 pixels (and the legend's swatch)

@@ -31,7 +31,8 @@ def test_every_model_class_is_documented_field_by_field() -> None:
     for name in ("StepView", "Explanation", "Asked", "ContainerAsk", "PodPart", "HintsPart", "MaskRow",
                  "MergePart", "ProviderList", "Rival", "Decision", "AllocationPart", "ContainerAllocation", "Take",
                  "AllocatableTerms", "CPUNodeRow", "CPUHintsPart", "CPUMaskRow", "CPUAllocation", "CPUTakeRow",
-                 "DeviceInventory", "DeviceInfo", "DeviceHintsPart", "DeviceMaskRow", "DeviceAllocation", "DevicePick"):
+                 "DeviceInventory", "DeviceInfo", "DeviceHintsPart", "DeviceMaskRow", "DeviceAllocation", "DevicePick",
+                 "WhatIf", "MaskShortfall", "CPUShortfall", "DeviceShortfall"):
         cls = getattr(model, name)
         assert tables[name] == [f.name for f in fields(cls)], name
 
@@ -91,11 +92,12 @@ def test_only_step_document() -> None:
 def test_start_document_has_the_documented_keys() -> None:
     from memorymanager.explain.jsondoc import start_document
     from memorymanager.explain.start import start_of_scenario
-    from memorymanager.node import reservation, start_diagnosis
+    from memorymanager.node import cpu_start, reservation, start_diagnosis, whatif, whatif_cpu, whatif_devices
 
     tables = documented_tables()
     for cls in (start_diagnosis.StartDiagnosis, reservation.ReservationSum, start_diagnosis.StateDrift,
-                start_diagnosis.StartFix):
+                start_diagnosis.StartFix, cpu_start.CPUStart, cpu_start.DeviceCheckpointFacts, whatif.RemovalFix,
+                whatif_cpu.CPUFit, whatif_cpu.ConfigTry, whatif_devices.DeviceFit):
         assert tables[cls.__name__] == [f.name for f in fields(cls)], cls.__name__
     path = "fixtures/scenarios/tutorial/008-checkpoint-after-a-reboot.yaml"
     doc = json.loads(json.dumps(start_document({"scenario": path}, start_of_scenario(str(ROOT / path)))))

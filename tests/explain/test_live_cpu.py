@@ -104,4 +104,7 @@ def test_what_if_says_memory_is_not_what_keeps_it_out() -> None:
     code, out, err = run("explain", "--node", str(NODE), POD, "--devices", DEVICES, "--what-if")
     assert code == 0, err
     assert "memory fits worker on 1 (the preferred width): memory is not what keeps it out" in out
-    assert "topology manager policy best-effort, scope container: admitted: worker on node 1 (not preferred)" in out
+    assert ("topology manager policy best-effort, scope container: admitted: worker on node 1, CPUs 3-4,7,\n"
+            "       example.com/gpu gpu0 (not preferred)") in out
+    assert ("or removing 7d2c1d52-0000-4000-8000-000000000002 (frees memory 4Gi on node 1; CPUs 2,6;\n"
+            "       example.com/gpu gpu1): admitted: worker on node 1, CPUs 2-3,6, example.com/gpu gpu1") in out
