@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from memorymanager.explain.embed import blocks, command_output
+from memorymanager.cli.embed_explain import blocks, command_output
 from memorymanager.runner.execute import run_paths
 from tests.explain.helpers import ROOT, TUTORIAL
 
@@ -19,7 +19,7 @@ def test_embedded_outputs_equal_the_command() -> None:
     try:
         for args, text in found:
             assert text.strip(), args
-            assert text == command_output(args), f"docs/tutorial.md is stale for {args}; run python -m memorymanager.explain.embed docs/tutorial.md"
+            assert text == command_output(args), f"docs/tutorial.md is stale for {args}; run python -m memorymanager.cli.embed_explain docs/tutorial.md"
     finally:
         os.chdir(cwd)
     assert sorted({args[0] for args, _ in found}) == sorted(

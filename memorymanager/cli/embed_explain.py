@@ -7,7 +7,7 @@ A block is a marker line followed by a fenced `text` block:
     ...what `memorymanager explain fixtures/... --step 1` prints...
     ```
 
-`python -m memorymanager.explain.embed PAGE.md` rewrites every block with today's output
+`python -m memorymanager.cli.embed_explain PAGE.md` rewrites every block with today's output
 (run from the repository root, where the marker paths are relative to); the tutorial test
 checks that nothing would change.
 """
