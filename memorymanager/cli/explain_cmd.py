@@ -4,7 +4,8 @@
     memorymanager explain --node ROOT POD [--kubelet-config FILE] [--devices FILE] [--hints FILE] [--what-if]
                           [--format ...] [-o FILE]
     memorymanager explain --start SCENARIO | --start --node ROOT [--kubelet-config FILE] [--devices FILE]
-                          | --start --kubelet-config FILE --machine FILE [--checkpoint FILE]   [--format ...] [-o FILE]
+                          | --start --kubelet-config FILE --machine FILE [--checkpoint FILE] [--cpu-checkpoint FILE]
+                            [--device-checkpoint FILE] [--devices FILE]   [--format ...] [-o FILE]
 
 The first form explains every `admit` and `hints` step of a scenario (or step N); the
 second explains one pod on a live node, read-only (see memorymanager/explain/live.py);
@@ -40,8 +41,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--hints", metavar="FILE",
                    help="with --node: other providers' hints, {container: {resource: [hint]}} or {resource: [hint]}")
     p.add_argument("--devices", metavar="FILE",
-                   help="with --node: the device plugins' devices, {resource: [{id, numaNodes, healthy}]} (sysfs does "
-                   "not list them; without it the device checkpoint's devices show as allocated, with no plugin)")
+                   help="with --node (or --start --machine): the device plugins' devices, {resource: [{id, numaNodes, "
+                   "healthy}]} (sysfs does not list them; without it the device checkpoint's devices show as "
+                   "allocated, with no plugin)")
     p.add_argument("--what-if", action="store_true",
                    help="also what would make a refused pod fit (or an admitted pod's headroom), each answer checked "
                    "by admitting on a copy of the node")
@@ -50,6 +52,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
                    "--machine): its error, the arithmetic behind it, and checked fixes")
     p.add_argument("--machine", metavar="FILE", help="with --start: the cadvisor machine (JSON or YAML)")
     p.add_argument("--checkpoint", metavar="FILE", help="with --start --machine: the memory_manager_state file")
+    p.add_argument("--cpu-checkpoint", metavar="FILE", help="with --start --machine: the cpu_manager_state file")
+    p.add_argument("--device-checkpoint", metavar="FILE",
+                   help="with --start --machine: the device manager's kubelet_internal_checkpoint file")
 
 
 class ExplainError(Exception):
@@ -91,16 +96,19 @@ def _start_usage(args: argparse.Namespace) -> Optional[str]:
     """What is wrong with the arguments of `explain --start`, or None."""
     if args.step is not None or args.hints or args.what_if:
         return "--step, --hints and --what-if do not apply to --start"
-    if args.devices and args.node is None:
-        return "--start takes --devices with --node ROOT only"
+    loose = args.checkpoint or args.cpu_checkpoint or args.device_checkpoint
+    if args.devices and args.node is None and args.machine is None:
+        return "--start takes --devices with --node ROOT or --machine FILE only"
     if args.node is not None:
-        if args.path or args.machine or args.checkpoint:
-            return "--start --node ROOT takes no scenario, --machine or --checkpoint"
+        if args.path or args.machine or loose:
+            return ("--start --node ROOT takes no scenario, --machine, --checkpoint, --cpu-checkpoint or "
+                    "--device-checkpoint (it reads the node's own)")
     elif args.machine is not None:
         if args.path or not args.kubelet_config:
             return "--start --machine FILE needs --kubelet-config FILE and takes no scenario"
-    elif not args.path or args.kubelet_config or args.checkpoint:
-        return "--start takes a scenario, --node ROOT, or --kubelet-config FILE with --machine FILE"
+    elif not args.path or args.kubelet_config or loose:
+        return ("--start takes a scenario, --node ROOT, or --kubelet-config FILE with --machine FILE (and its "
+                "--checkpoint, --cpu-checkpoint, --device-checkpoint)")
     return None
 
 
@@ -112,8 +120,11 @@ def _render_start(args: argparse.Namespace) -> str:
     if args.node is not None:
         diagnosis, source = start.start_of_node(args.node, args.kubelet_config, limits, args.devices), {"node": args.node}
     elif args.machine is not None:
-        diagnosis = start.start_of_files(args.kubelet_config, args.machine, args.checkpoint, limits)
-        source = {"kubelet_config": args.kubelet_config, "machine": args.machine, "checkpoint": args.checkpoint}
+        diagnosis = start.start_of_files(args.kubelet_config, args.machine, args.checkpoint, limits,
+                                         args.cpu_checkpoint, args.device_checkpoint, args.devices)
+        source = {"kubelet_config": args.kubelet_config, "machine": args.machine, "checkpoint": args.checkpoint,
+                  "cpu_checkpoint": args.cpu_checkpoint, "device_checkpoint": args.device_checkpoint,
+                  "devices": args.devices}
     else:
         diagnosis, source = start.start_of_scenario(args.path, limits), {"scenario": args.path}
     if args.format == "json":
@@ -153,8 +164,8 @@ def _render_node(args: argparse.Namespace, color: bool) -> str:
 
 def _usage(args: argparse.Namespace) -> Optional[str]:
     """What is wrong with the arguments of the scenario and node forms, or None."""
-    if args.machine or args.checkpoint:
-        return "--machine and --checkpoint need --start"
+    if args.machine or args.checkpoint or args.cpu_checkpoint or args.device_checkpoint:
+        return "--machine, --checkpoint, --cpu-checkpoint and --device-checkpoint need --start"
     if not args.path:
         return "give a scenario file (or, with --node ROOT, a pod manifest), or --start"
     if args.node is None and (args.kubelet_config or args.hints or args.devices):

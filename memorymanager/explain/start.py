@@ -6,7 +6,8 @@ before its first step), from a node's root (as `explain --node` reads it: the ma
 ROOT/sys, the configuration from ROOT/var/lib/kubelet/config.yaml or a given file, the checkpoint
 ROOT/var/lib/kubelet/memory_manager_state, cpu_manager_state and the device checkpoint if present, the
 device plugins from a devices file when given), or from files (a KubeletConfiguration, a
-cadvisor machine, optionally a checkpoint). Nothing given is ever written.
+cadvisor machine, optionally the memory, CPU and device checkpoints and a devices file). Nothing given is
+ever written.
 """
 from __future__ import annotations
 
@@ -66,14 +67,33 @@ def start_of_node(root: str, kubelet_config: Optional[str], limits: Limits = DEF
     return _diagnose(machine, config, checkpoint, limits, others)
 
 
+def _given_checkpoint(path: Optional[str], limits: Limits) -> Optional[bytes]:
+    """The bytes of a checkpoint file named on the command line (None: none named); a missing one is an error."""
+    if path is None:
+        return None
+    blob = read_checkpoint_file(path, limits)
+    if blob is None:
+        raise InputError(path, "no such checkpoint file")
+    return blob
+
+
 def start_of_files(kubelet_config: str, machine: str, checkpoint: Optional[str],
-                   limits: Limits = DEFAULT_LIMITS) -> StartDiagnosis:
-    """The start of a kubelet with this configuration file, machine file and (optional) checkpoint file."""
+                   limits: Limits = DEFAULT_LIMITS, cpu_checkpoint: Optional[str] = None,
+                   device_checkpoint: Optional[str] = None, devices: Optional[str] = None) -> StartDiagnosis:
+    """The start of a kubelet with this configuration file, machine file and (optional) checkpoint files: the
+    memory manager's, the CPU manager's `cpu_manager_state`, the device manager's; with the device plugins of
+    the `devices` file when given."""
     path = Path(checkpoint) if checkpoint else None
     if path is not None and not path.is_file():
         raise InputError(checkpoint, "no such checkpoint file")
-    return _diagnose(load_machine_info(machine, limits), load_kubelet_config_file(kubelet_config, limits=limits), path,
-                     limits)
+    machine_info = load_machine_info(machine, limits)
+    config = load_kubelet_config_file(kubelet_config, limits=limits)
+    declared = None if devices is None else load_devices_file(
+        devices, numa_nodes=[n.node_id for n in machine_info.topology], limits=limits)
+    others = ManagerCheckpoints(None, _given_checkpoint(cpu_checkpoint, limits),
+                                _given_checkpoint(device_checkpoint, limits), declared,
+                                cpu_checkpoint or "", device_checkpoint or "")
+    return _diagnose(machine_info, config, path, limits, others)
 
 
 def _diagnose(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[Path],

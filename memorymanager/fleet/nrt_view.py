@@ -7,7 +7,10 @@ device and NUMA node as kubelet lists them) and its memory blocks; `GetAllocatab
 CPU manager's allocatable CPUs (none under its `none` policy, so the zones then list no `cpu`), the
 healthy devices and the memory manager's allocatable memory. So the zones list `cpu` (allocatable
 CPUs per NUMA node, capacity adding the reserved ones), each device resource and memory and
-hugepages.
+hugepages. A pod's pod-level CPU set and memory blocks (PodLevelResourceManagers) are listed as `serve`
+lists them and, as in NFD, not read: the zones count the pod-level set only through the CPU ids its
+containers report (an exclusive container's own CPUs, a sharing container's rest of the set), so CPUs
+of the set no container reports stay available in the zones although kubelet holds them.
 
 `NodeNRT` keeps that object up to date pod by pod, so that its cost per admission or deletion
 does not grow with the pods on the node: the updater counts the pods its scanner watches
@@ -56,10 +59,14 @@ def provider_data(node: Node, pods: list[Pod]) -> ProviderData:
 
 
 def pod_view(node: Node, pod: Pod) -> PodView:
-    """One active pod as PodResources lists it (sidecars first, then app containers)."""
+    """One active pod as PodResources lists it (sidecars first, then app containers), with its pod-level
+    memory blocks and CPU set (PodLevelResourceManagers) as `serve` lists them; the updater's scanner reads
+    neither, as NFD reads containers only."""
     containers = tuple(ContainerView(c.name, tuple(node.memory_blocks(pod.uid, c.name)))
                        for c in listed_containers(pod, True))
-    return PodView(pod.name, pod.namespace, pod.uid, containers, tuple(node.pod_memory_blocks(pod.uid)))
+    pod_cpus = node.simulated_node.cpu_manager.get_pod_cpus(pod.uid)
+    return PodView(pod.name, pod.namespace, pod.uid, containers, tuple(node.pod_memory_blocks(pod.uid)),
+                   tuple(pod_cpus.list()) if pod_cpus is not None else ())
 
 
 def pod_views(node: Node) -> list[PodView]:

@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterable, Optional, Sequence
 
+from cpumanager.requests import guaranteed_cpus, pod_guaranteed_cpus, pod_level_managed, skips_pod_level
+from kubeinputs.features import FeatureGates
+from kubeinputs.kubelet_config import KubeletConfig
 from kubeinputs.pod import Pod
 from memorymanager.fleet.fleetnode import FilterAsk, FleetNode, pod_requests
 from memorymanager.fleet.spec import FleetSpec, NodeGroup, Variant, variant_kubelet
@@ -68,7 +71,7 @@ class NodeResult:
 @dataclass
 class TaskResult:
     """One task's results: the variant, per-node results in fleet order, pod outcomes, and the
-    memory needs of the pods that did not run (for the stranded-memory figure)."""
+    memory and exclusive CPU needs of the pods that did not run (for the stranded figures)."""
 
     variant: str
     nodes: list[NodeResult]
@@ -76,6 +79,7 @@ class TaskResult:
     pods_failed: int = 0
     unschedulable: int = 0
     refused_needs: list[int] = field(default_factory=list)
+    refused_cpu_needs: list[int] = field(default_factory=list)
     events: int = 0
 
 
@@ -125,6 +129,19 @@ def _memory_need(pod: Pod, scope: str) -> int:
         return int(total)
     needs = [c.resources.requests["memory"].value for c in pod.all_containers() if "memory" in c.resources.requests]
     return int(max(needs)) if needs else 0
+
+
+def _cpu_need(pod: Pod, kubelet: KubeletConfig) -> int:
+    """The most exclusive CPUs one NUMA placement of the pod needs under the CPU manager's static policy: its
+    largest container's exclusive CPUs in container scope, the pod's in pod scope or for a pod-level CPU set
+    (PodLevelResourceManagers); 0 for a pod that gets none (not Guaranteed, fractional CPUs, pod-level
+    resources the policy leaves alone)."""
+    gates = FeatureGates.from_config(kubelet.feature_gates)  # a started node's gates parse
+    if skips_pod_level(pod, gates):
+        return 0
+    if kubelet.topology_manager_scope == "pod" or pod_level_managed(pod, gates):
+        return pod_guaranteed_cpus(pod, gates)
+    return max((guaranteed_cpus(pod, c, gates) for c in pod.all_containers()), default=0)
 
 
 class SimulationObserver:
@@ -238,6 +255,8 @@ class Simulation:
             if target is None:
                 self.result.unschedulable += 1
                 self.result.refused_needs.append(_memory_need(pod, target_scope(self.nodes)))
+                if self.nodes:
+                    self.result.refused_cpu_needs.append(_cpu_need(pod, self.nodes[0].node.kubelet))
                 return
             answer = target.admit(event.key, pod, requests)
             self.observer.kubelet_answered(target, pod, answer)
@@ -253,6 +272,7 @@ class Simulation:
             if self.spec.on_refusal == "fail":
                 self.result.pods_failed += 1
                 self.result.refused_needs.append(_memory_need(pod, target.node.kubelet.topology_manager_scope))
+                self.result.refused_cpu_needs.append(_cpu_need(pod, target.node.kubelet))
                 return
 
     def _bound(self, event: Event, pod: Pod, requests: dict[str, Fraction]) -> None:
@@ -273,6 +293,7 @@ class Simulation:
             result.refuse(answer.reason, answer.message)
             self.result.pods_failed += 1
             self.result.refused_needs.append(_memory_need(pod, node.node.kubelet.topology_manager_scope))
+            self.result.refused_cpu_needs.append(_cpu_need(pod, node.node.kubelet))
             if predicted is True:
                 result.filter_fit_kubelet_refused += 1
 

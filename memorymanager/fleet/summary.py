@@ -26,10 +26,15 @@ def _sorted_refusals(refusals: Mapping[str, Mapping[str, int]]) -> dict[str, dic
     return {reason: dict(sorted(messages.items())) for reason, messages in sorted(refusals.items())}
 
 
-def _numa_table(nodes: Sequence[NodeResult], smallest_need: int) -> list[dict[str, object]]:
-    """Per NUMA node id, per resource: allocatable, used and free bytes summed over the nodes;
-    for memory also `stranded`: free bytes on NUMA nodes too small for the smallest need of a
-    pod that did not run."""
+def _stranded(free: int, smallest_need: int) -> int:
+    """A NUMA node's free amount when it is below the smallest need of a pod that did not run, else 0."""
+    return free if smallest_need and free < smallest_need else 0
+
+
+def _numa_table(nodes: Sequence[NodeResult], smallest_need: int, smallest_cpu_need: int = 0) -> list[dict[str, object]]:
+    """Per NUMA node id, per resource: allocatable, used and free amounts summed over the nodes;
+    for memory and cpu also `stranded`: free bytes (CPUs) on NUMA nodes too few for the smallest
+    memory (exclusive CPU) need of a pod that did not run."""
     table: dict[int, dict[str, dict[str, int]]] = {}
     for node in nodes:
         for numa, resources in node.numa.items():
@@ -40,14 +45,15 @@ def _numa_table(nodes: Sequence[NodeResult], smallest_need: int) -> list[dict[st
                 cell["used"] += allocatable - free
                 cell["free"] += free
                 if resource == "memory":
-                    stranded = free if smallest_need and free < smallest_need else 0
-                    cell["stranded"] = cell.get("stranded", 0) + stranded
+                    cell["stranded"] = cell.get("stranded", 0) + _stranded(free, smallest_need)
+                elif resource == "cpu":
+                    cell["stranded"] = cell.get("stranded", 0) + _stranded(free, smallest_cpu_need)
     out = []
     for numa in sorted(table):
         entry: dict[str, object] = {"numaNode": numa}
         for resource in sorted(table[numa]):
             cell = table[numa][resource]
-            if resource == "memory":
+            if resource in ("memory", "cpu"):
                 cell.setdefault("stranded", 0)
             entry[resource] = cell
         out.append(entry)
@@ -79,6 +85,8 @@ def build_summary(spec: FleetSpec, results: Sequence[TaskResult], *, events: int
         nodes = sorted((n for r in mine for n in r.nodes), key=lambda n: order[n.name])
         needs = [need for r in mine for need in r.refused_needs if need > 0]
         smallest = min(needs) if needs else 0
+        cpu_needs = [need for r in mine for need in r.refused_cpu_needs if need > 0]
+        smallest_cpus = min(cpu_needs) if cpu_needs else 0
         refusals: dict[str, dict[str, int]] = {}
         groups = []
         for group in spec.groups:
@@ -100,7 +108,7 @@ def build_summary(spec: FleetSpec, results: Sequence[TaskResult], *, events: int
                 entry["filterRefusedKubeletAdmitted"] = sum(n.filter_refused_kubelet_admitted for n in members)
             entry["cpus"] = _cpu_totals(members)
             entry["devices"] = _device_totals(members)
-            entry["numa"] = _numa_table(members, smallest)
+            entry["numa"] = _numa_table(members, smallest, smallest_cpus)
             groups.append(entry)
         pods = {
             "added": sum(r.pods_added for r in mine),
@@ -120,6 +128,7 @@ def build_summary(spec: FleetSpec, results: Sequence[TaskResult], *, events: int
             totals["filterFitKubeletRefused"] = sum(g["filterFitKubeletRefused"] for g in groups)  # type: ignore[misc]
             totals["filterRefusedKubeletAdmitted"] = sum(g["filterRefusedKubeletAdmitted"] for g in groups)  # type: ignore[misc]
         totals["smallestUnplacedMemoryNeed"] = smallest
+        totals["smallestUnplacedCPUNeed"] = smallest_cpus
         totals["groups"] = groups
         variants.append(totals)
     return {

@@ -138,12 +138,15 @@ def try_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Optional[
 class ManagerCheckpoints:
     """The bytes of the checkpoints a start reads (None: no file): the memory manager's, the CPU manager's
     `cpu_manager_state`, the device manager's `device-plugins/kubelet_internal_checkpoint`; and the devices
-    the device plugins declare (resource -> devices)."""
+    the device plugins declare (resource -> devices); and the files the CPU and device checkpoints were read from,
+    named in the diagnosis and in kubelet's errors ("": the kubelet folder's own file names)."""
 
     memory: Optional[bytes] = None
     cpu: Optional[bytes] = None
     device: Optional[bytes] = None
     devices: Optional[DeclaredDevices] = None
+    cpu_path: str = ""
+    device_path: str = ""
 
 
 @dataclass(frozen=True)
@@ -176,9 +179,16 @@ def simulated_start(machine: MachineInfo, config: KubeletConfig, checkpoints: Ma
             node.start()
         except KubeletStartError as exc:
             text = str(exc).replace(os.path.join(folder, CHECKPOINT_FILE_NAME), shown_path)
+            for (name, _), given in zip(files[1:], (checkpoints.cpu_path, checkpoints.device_path)):
+                if given:
+                    text = text.replace(os.path.join(folder, name), given)
             text = text.replace(folder, os.path.dirname(shown_path) or ".")
             return StartResult(False, text, exc.hint or "")
-        return StartResult(True, "", "", tuple(node.start_warnings), node.cpu_manager.reserved_cpus())
+        warnings = tuple(node.start_warnings)
+        if checkpoints.device_path:  # the file given, not the kubelet folder's name
+            named = f"warning: {DEVICE_CHECKPOINT_DIR}/{DEVICE_CHECKPOINT_FILE_NAME}"
+            warnings = tuple(w.replace(named, f"warning: {checkpoints.device_path}", 1) for w in warnings)
+        return StartResult(True, "", "", warnings, node.cpu_manager.reserved_cpus())
 
 
 def _gates(config: KubeletConfig) -> Optional[FeatureGates]:
@@ -350,7 +360,8 @@ def diagnose_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Opti
     diagnosis.warnings = list(started.warnings)
     folder = os.path.dirname(checkpoint_path) or "."
     diagnosis.device_checkpoint = device_checkpoint_facts(
-        checkpoints.device, os.path.join(folder, DEVICE_CHECKPOINT_DIR, DEVICE_CHECKPOINT_FILE_NAME))
+        checkpoints.device,
+        checkpoints.device_path or os.path.join(folder, DEVICE_CHECKPOINT_DIR, DEVICE_CHECKPOINT_FILE_NAME))
     if config.cpu_manager_policy != CPU_POLICY_NONE or checkpoints.cpu is not None:
         def reserved() -> tuple[Optional[CPUSet], str]:
             """The reserved CPUs of a start with no checkpoint at all (the configuration's own)."""
@@ -359,7 +370,8 @@ def diagnose_start(machine: MachineInfo, config: KubeletConfig, checkpoint: Opti
             return bare.reserved_cpus, bare.error
 
         diagnosis.cpu = cpu_start_facts(machine, config, checkpoints.cpu,
-                                        os.path.join(folder, CPU_CHECKPOINT_FILE_NAME), reserved)
+                                        checkpoints.cpu_path or os.path.join(folder, CPU_CHECKPOINT_FILE_NAME),
+                                        reserved)
     if starts:
         return diagnosis
     starter = _Starter(machine, config, checkpoints, checkpoint_path, loaded, limits, diagnosis.cpu)

@@ -229,6 +229,16 @@ class KubeletBackend:
         with self._lock:
             return kubelet_exports.memsets(self._require())
 
+    def cpu_ids(self) -> list[int]:
+        """Every CPU of the machine (the CPU manager's topology)."""
+        with self._lock:
+            return self._require().all_cpus().list()
+
+    def cpu_allocations(self) -> list[tuple[list[int], int]]:
+        """Every cached container's cpuset.cpus and CPU request in milli-CPU."""
+        with self._lock:
+            return kubelet_exports.cpu_allocations(self._require())
+
     def get_topology_zones(self) -> list[TopologyZone]:
         """One zone per NUMA node (`memory set`, and the CPU attributes under the static CPU policy);
         per-container sub-zones when `containerZones` is on."""

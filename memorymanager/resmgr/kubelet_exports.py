@@ -1,9 +1,11 @@
 """What the `kubelet-static` backend tells about placements: a container's exported variables (its
 CPUs as topology-aware exports them, its cpuset.mems, the NUMA nodes of the claims it uses), every
-cached container's memory set, and the NodeResourceTopology zones."""
+cached container's memory set and cpuset.cpus with its CPU request (the system collector's), and the
+NodeResourceTopology zones."""
 from __future__ import annotations
 
-from kubeinputs.cpuset import cpuset_string
+from cpumanager.requests import milli_value
+from kubeinputs.cpuset import CPUSet, cpuset_string
 from memorymanager.resmgr.cache import Container
 from memorymanager.resmgr.kubelet_placement import KubeletPlacement
 from memorymanager.resmgr.types import (
@@ -55,6 +57,17 @@ def export_resource_data(p: KubeletPlacement, container: Container) -> dict[str,
 def memsets(p: KubeletPlacement) -> list[list[int]]:
     """The memory set of every cached container, in cache order."""
     return [p.container_memset(c) for c in p.cache]
+
+
+def cpu_allocations(p: KubeletPlacement) -> list[tuple[list[int], int]]:
+    """Every cached container's `cpuset.cpus` (the CPUs kubelet would set: exclusive, else the shared pool; none
+    under the CPU manager's none policy) and its CPU request in milli-CPU, in cache order."""
+    out = []
+    for c in p.cache:
+        text = p.cpuset_cpus(c)
+        cpus = CPUSet.parse(text).list() if text else []
+        out.append((cpus, milli_value(c.spec.resources.requests.get("cpu"))))
+    return out
 
 
 def cpu_attributes(p: KubeletPlacement) -> dict[int, tuple[ZoneAttribute, ...]]:

@@ -83,6 +83,10 @@ class KubeletPlacement:
         """The CPU manager's reserved CPUs (empty under the none policy)."""
         return self.node.simulated_node.cpu_manager.reserved_cpus()
 
+    def all_cpus(self) -> CPUSet:
+        """Every CPU of the machine, as the CPU manager's topology has them (GetAllCPUs)."""
+        return self.node.simulated_node.cpu_manager.get_all_cpus()
+
     def numa_cpus(self, numa_node: int) -> CPUSet:
         """The CPUs of one NUMA node, as the CPU manager's topology has them."""
         return self.node.simulated_node.cpu_manager.topology.details().cpus_in_numa_nodes(numa_node)

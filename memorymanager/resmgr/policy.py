@@ -26,7 +26,8 @@ from memorymanager.resmgr.cache import Container, ContainerCache
 from memorymanager.resmgr.export import write_exports
 from memorymanager.resmgr.extended import ExtendedResourcesPatch, extended_resources_patch, reconcile_extended_resources
 from memorymanager.resmgr.metrics import SystemCollector
-from memorymanager.resmgr.protocols import Backend, BackendConfig, BackendOptions, NUMAReaders, Options, Owner
+from memorymanager.resmgr.protocols import (Backend, BackendConfig, BackendOptions, CPUReaders, NUMAReaders, Options,
+                                            Owner)
 from memorymanager.resmgr.types import (
     ContainerEdits,
     DeviceRequestAllocationResult,
@@ -83,7 +84,10 @@ class Policy:
             return
         if self.collector is not None:
             self.registry.unregister(self.collector)
-        self.collector = SystemCollector(self.backend.machine_state, self.backend.memsets)
+        cpus = self.backend if isinstance(self.backend, CPUReaders) else None
+        self.collector = SystemCollector(self.backend.machine_state, self.backend.memsets,
+                                         cpus.cpu_ids if cpus is not None else None,
+                                         cpus.cpu_allocations if cpus is not None else None)
         self.collector.register(self.registry)
         self.collector.update()
 

@@ -127,3 +127,15 @@ class NUMAReaders(Protocol):
 
     def memsets(self) -> list[list[int]]:
         """The memory set of every cached container."""
+
+
+@runtime_checkable
+class CPUReaders(Protocol):
+    """What a backend may offer the system collector for its CPU side (`resmgr.metrics`): the machine's CPUs, and
+    every cached container's cpuset.cpus with its CPU request in milli-CPU. The kubelet backend offers both."""
+
+    def cpu_ids(self) -> list[int]:
+        """Every CPU of the machine."""
+
+    def cpu_allocations(self) -> list[tuple[list[int], int]]:
+        """Per cached container: its cpuset.cpus (CPU ids) and its CPU request in milli-CPU."""

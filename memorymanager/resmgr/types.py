@@ -149,8 +149,7 @@ class NodeMetric:
 
 @dataclass
 class CpuMetric:
-    """Per CPU: allocation in milli-CPU and the number of containers using it (kept for the seed;
-    the system collector reports memory only, so none are reported)."""
+    """Per CPU: allocation in milli-CPU and the number of containers using it (the system collector's CPU side)."""
 
     id: int
     id_label: dict[str, str] = field(default_factory=dict)

@@ -13,7 +13,7 @@ import memorymanager
 from cpumanager.state import CHECKPOINT_FILE_NAME as CPU_CHECKPOINT_FILE_NAME
 from kubeinputs.kubelet_config import parse_kubelet_config
 from memorymanager.cli.app import main
-from memorymanager.explain.start import start_of_node, start_of_scenario
+from memorymanager.explain.start import start_of_files, start_of_node, start_of_scenario
 from memorymanager.explain.start_text import start_text
 from memorymanager.node.cpu_start import (FIX_CPU_DELETE, FIX_CPU_OPTION_GATE, FIX_CPU_OPTIONS, FIX_CPU_POLICY,
                                           FIX_CPU_RESERVATION, FIX_RESERVED_CPUS)
@@ -147,7 +147,7 @@ def test_devices_with_start_need_a_node() -> None:
     out, err = io.StringIO(), io.StringIO()
     code = main(["explain", "--start", str(CPU / "086-checkpoint-cpus-machine-lacks.yaml"), "--devices",
                  str(NODES / "two-nodes-cpu-devices.yaml")], out, err)
-    assert code == 2 and "--start takes --devices with --node ROOT only" in err.getvalue()
+    assert code == 2 and "--start takes --devices with --node ROOT or --machine FILE only" in err.getvalue()
 
 
 def test_checkpoint_naming_a_cpu_twice() -> None:
@@ -157,3 +157,74 @@ def test_checkpoint_naming_a_cpu_twice() -> None:
     assert (d.cpu.overlaps, d.cpu.lacking, d.cpu.entries) == ("1-2", "", {"ghost": {"c1": "1-2"}})
     assert [f.kind for f in d.fixes] == [FIX_CPU_DELETE]
     assert "it names CPUs 1-2 twice" in start_text(d)
+
+
+KUBELET_STATIC = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\n"
+                  "systemReserved: {cpu: \"1\"}\n")
+
+
+def test_files_form_reads_a_cpu_checkpoint_as_the_scenario_form_does(tmp_path) -> None:
+    path = CPU / "087-checkpoint-written-by-none-policy.yaml"
+    config, state = tmp_path / "config.yaml", tmp_path / "saved-cpu-state"
+    config.write_text(KUBELET_STATIC)
+    state.write_text(load_scenario(str(path)).cpu_checkpoint)
+    before = state.read_bytes()
+    d = start_of_files(str(config), str(ROOT / "fixtures" / "machines" / "cpu-1s-ht.json"), None,
+                       cpu_checkpoint=str(state))
+    assert f'delete the CPU manager checkpoint file "{state}" before restarting' in d.error  # the file given
+    assert (d.cpu.checkpoint, d.cpu.checkpoint_policy, d.cpu.reserved) == (str(state), "none", "0")
+    assert [(f.kind, f.config) for f in d.fixes] == [(FIX_CPU_POLICY, {"cpuManagerPolicy": "none"}), (FIX_CPU_DELETE, {})]
+    assert state.read_bytes() == before  # never written
+    scenario = start_of_scenario(str(path))  # the same diagnosis, apart from the file's name
+    assert d.error.replace(str(state), "/var/lib/kubelet/cpu_manager_state") == scenario.error
+    assert f"rm {state}" in start_text(d)
+
+
+def test_files_form_reads_a_device_checkpoint_and_devices_file(tmp_path) -> None:
+    scenario = load_scenario(str(ROOT / "fixtures" / "scenarios" / "devices" / "026-device-checkpoint-changed-request.yaml"))
+    config, checkpoint, devices = tmp_path / "config.yaml", tmp_path / "dev-ck", tmp_path / "devices.yaml"
+    config.write_text(KUBELET_STATIC)
+    checkpoint.write_text(scenario.device_checkpoint)
+    devices.write_text("nvidia.com/gpu:\n- {id: g0, numaNodes: [0]}\n- {id: g1, numaNodes: [0]}\n")
+    machine = str(ROOT / "fixtures" / "machines" / "two-nodes.json")
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["explain", "--start", "--kubelet-config", str(config), "--machine", machine, "--device-checkpoint",
+                 str(checkpoint), "--devices", str(devices), "--format", "json"], out, err)
+    assert code == 0, err.getvalue()
+    doc = json.loads(out.getvalue())
+    assert (doc["source"]["device_checkpoint"], doc["source"]["devices"]) == (str(checkpoint), str(devices))
+    d = doc["start"]
+    assert d["starts"] and d["device_checkpoint"]["checkpoint"] == str(checkpoint)
+    assert d["device_checkpoint"]["entries"] == {"trainer": {"c": {"nvidia.com/gpu": ["g2", "g3"]}}}
+    lacking = [w for w in d["warnings"] if "is not a device of" in w]
+    assert len(lacking) == 4 and all(w.startswith(f"warning: {checkpoint}: ") for w in lacking)  # g2, g3 twice each
+    devices.write_text("nvidia.com/gpu:\n" + "".join(f"- {{id: g{i}, numaNodes: [{i // 2}]}}\n" for i in range(4)))
+    d = start_of_files(str(config), machine, None, device_checkpoint=str(checkpoint), devices=str(devices))
+    assert d.starts and d.warnings == []  # every device the checkpoint names is declared
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--cpu-checkpoint", "{tmp}/missing"], "missing: no such checkpoint file"),
+    (["--device-checkpoint", "{tmp}"], "is a directory, not a checkpoint file"),
+    (["--devices", "{tmp}/config.yaml"], "config.yaml"),
+])
+def test_files_form_refuses_bad_files(extra, words, tmp_path) -> None:
+    (tmp_path / "config.yaml").write_text(KUBELET_STATIC)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["explain", "--start", "--kubelet-config", str(tmp_path / "config.yaml"), "--machine",
+                 str(ROOT / "fixtures" / "machines" / "two-nodes.json"),
+                 *[a.format(tmp=tmp_path) for a in extra]], out, err)
+    assert code == 2 and err.getvalue().startswith("memorymanager: error: ") and words in err.getvalue()
+    assert "Traceback" not in err.getvalue() and out.getvalue() == ""
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--start", "--node", "{node}", "--cpu-checkpoint", "x"], "takes no scenario, --machine, --checkpoint"),
+    (["{scenario}", "--device-checkpoint", "x"], "need --start"),
+    (["--start", "{scenario}", "--cpu-checkpoint", "x"], "--start takes a scenario, --node ROOT, or"),
+])
+def test_loose_checkpoints_need_the_files_form(args, words) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["explain", *[a.format(node=NODES / "two-nodes-cpu", scenario=CPU / "087-checkpoint-written-by-none-policy.yaml")
+                              for a in args]], out, err)
+    assert code == 2 and words in err.getvalue()

@@ -112,8 +112,9 @@ def test_numa_aware_places_cpus_and_a_gpu_only_where_one_numa_node_holds_both(tm
     # exclusive: gpu-0 16 + 2, gpu-1 8; the shared pool keeps the reserved CPUs
     assert gpu["cpus"] == {"total": 64, "reserved": 4, "allocatable": 60, "exclusive": 26, "shared": 38}
     assert gpu["devices"] == {"nvidia.com/gpu": {"capacity": 4, "allocatable": 4, "allocated": 2, "free": 2}}
-    assert [row["cpu"] for row in gpu["numa"]] == [{"allocatable": 28, "used": 10, "free": 18},
-                                                    {"allocatable": 32, "used": 16, "free": 16}]
+    assert [row["cpu"] for row in gpu["numa"]] == [{"allocatable": 28, "used": 10, "free": 18, "stranded": 0},
+                                                    {"allocatable": 32, "used": 16, "free": 16, "stranded": 0}]
+    assert variant["smallestUnplacedCPUNeed"] == 0  # every pod ran: nothing is stranded
 
 
 def test_first_fit_binds_where_kubelet_refuses_the_alignment(tmp_path):
@@ -282,6 +283,35 @@ def test_the_gpu_fleet_example():
     assert pinned["groups"][1]["devices"]["nvidia.com/gpu"]["allocated"] == 3
     assert (unpinned["pods"]["admitted"], unpinned["pods"]["unschedulable"], unpinned["disagreements"]) == (5, 0, 0)
     assert unpinned["groups"][1]["cpus"]["exclusive"] == 0
+    # stranded CPUs: the unschedulable pod needs 8 exclusive CPUs on one NUMA node; gpu-0 keeps 12 free on node 0
+    # (not stranded), gpu-1 6 on node 0 (stranded) and 8 on node 1 (not stranded: 8 is enough)
+    assert pinned["smallestUnplacedCPUNeed"] == 8
+    assert [(row["cpu"]["free"], row["cpu"]["stranded"]) for row in pinned["groups"][1]["numa"]] == [(18, 6), (8, 0)]
+    assert [row["cpu"]["stranded"] for row in pinned["groups"][0]["numa"]] == [0, 0]  # plain-0: 14 and 16 free
+    assert unpinned["smallestUnplacedCPUNeed"] == 0 and all("cpu" not in row for row in unpinned["groups"][1]["numa"])
+
+
+@pytest.mark.parametrize("scope, gates, containers, pod_level, need", [
+    ("container", {}, [("4", True), ("2", True)], None, 4),  # the largest container's exclusive CPUs
+    ("pod", {}, [("4", True), ("2", True)], None, 6),  # the pod's
+    ("container", {}, [("1500m", True)], None, 0),  # fractional: the shared pool
+    ("container", {}, [("4", False)], None, 0),  # Burstable: none
+    ("container", {"PodLevelResourceManagers": True}, [("2", True)], "6", 6),  # a pod-level CPU set
+    ("container", {}, [("2", True)], "6", 0),  # pod-level resources without the gate: the CPU manager skips it
+])
+def test_the_exclusive_cpu_need_of_a_pod_that_did_not_run(scope, gates, containers, pod_level, need):
+    from kubeinputs.kubelet_config import parse_kubelet_config
+    from memorymanager.fleet.simulate import _cpu_need
+
+    def resources(cpu, exclusive):
+        return {"requests": {"cpu": cpu, "memory": "1Gi"}, **({"limits": {"cpu": cpu, "memory": "1Gi"}} if exclusive else {})}
+
+    spec: dict = {"containers": [{"name": f"c{i}", "resources": resources(c, e)} for i, (c, e) in enumerate(containers)]}
+    if pod_level:
+        spec["resources"] = {"requests": {"cpu": pod_level, "memory": "6Gi"}, "limits": {"cpu": pod_level, "memory": "6Gi"}}
+    kubelet = parse_kubelet_config({"cpuManagerPolicy": "static", "topologyManagerScope": scope,
+                                    "featureGates": gates}, "k")
+    assert _cpu_need(parse_pod({"metadata": {"name": "p"}, "spec": spec}), kubelet) == need
 
 
 def test_the_gpu_fleet_gives_one_summary_on_any_worker_count():

@@ -76,3 +76,46 @@ def test_a_block_on_two_numa_nodes_is_drawn_as_the_updater_draws_it():
     node.remove("wide")
     view.removed(wide)
     assert view.nrt() == node_nrt("n", node)
+
+
+def test_pod_level_cpu_sets_are_listed_and_counted_through_their_containers_only():
+    """PodLevelResourceManagers: the pod's CPU set is listed as `serve` lists it, and the zones take only the CPU
+    ids its containers report, as NFD's scanner reads containers only (node-feature-discovery v0.19
+    podresourcesscanner.go): CPUs of the set no container reports stay available in the zones."""
+    from pathlib import Path
+
+    from memorymanager.fleet.nrt_view import pod_view
+
+    kubelet = {"cpuManagerPolicy": "static", "systemReserved": {"cpu": "1"}, "topologyManagerPolicy": "single-numa-node",
+               "topologyManagerScope": "pod", "featureGates": {"PodLevelResourceManagers": True}}
+    machine = Path(__file__).resolve().parents[2] / "fixtures" / "machines" / "cpu-2s-ht.json"
+    node = memorymanager.Node(memorymanager.node.api.read_machine(str(machine)), kubelet)
+    view = NodeNRT("n", node)
+
+    def pod(name, containers):
+        def resources(cpu, exclusive):
+            return {"requests": {"cpu": cpu, "memory": "1Gi"},
+                    **({"limits": {"cpu": cpu, "memory": "1Gi"}} if exclusive else {})}
+        six = {"cpu": "6", "memory": "6Gi"}
+        return parse_pod({"metadata": {"name": name}, "spec": {"resources": {"requests": six, "limits": six},
+                          "containers": [{"name": n, "resources": resources(c, e)} for n, c, e in containers]}})
+
+    def cpu_available():
+        return {z.numa_id: z.resources["cpu"] for z in view.numa_zones()}
+
+    assert cpu_available() == {0: 15, 1: 16}  # CPU 0 reserved
+    shared = pod("shared", [("c1", "4", True), ("c2", "1", False)])  # c2 shares the rest of the set
+    assert node.admit(shared).admitted
+    view.added(shared)
+    assert pod_view(node, shared).cpus == (1, 2, 3, 17, 18, 19)
+    assert cpu_available() == {0: 9, 1: 16} and view.nrt() == node_nrt("n", node)  # 4 + 2 reported by containers
+    bubble = pod("bubble", [("c1", "2", True)])  # 6 for the pod, 2 of them reported by its one container
+    assert node.admit(bubble).admitted
+    view.added(bubble)
+    assert len(pod_view(node, bubble).cpus) == 6
+    assert cpu_available() == {0: 7, 1: 16} and view.nrt() == node_nrt("n", node)
+    free_on_0 = [c for c in node.simulated_node.cpu_manager.get_default_cpu_set().list() if c < 8 or 16 <= c < 24]
+    assert len(free_on_0) == 1 + 3  # kubelet: the reserved CPU and 3 free, where the zone says 7
+    view.removed(bubble)
+    node.remove(bubble.uid)
+    assert cpu_available() == {0: 9, 1: 16} and view.nrt() == node_nrt("n", node)

@@ -94,3 +94,32 @@ def test_exclusive_cpus_kept_without_memory_pinning(tmp_path) -> None:
     owner.stop_container(policy.cache.lookup("x-app"))  # 1,9 free again: placing a anew would take them
     again, owner2 = start(tmp_path, memoryManagerPolicy="None", reservedMemory=[])
     assert owner2.synchronize(list(again.cache)) == [U("a-app", "2,10")]
+
+
+def test_cpu_metrics_follow_nri_plugins_system_collector(tmp_path) -> None:
+    """cpu_allocation / cpu_container_count per CPU (nri-plugins pkg/resmgr/policy/metrics.go): each container
+    counts on every CPU of its cpuset.cpus, its milli-CPU request spread over them (integer division)."""
+    from prometheus_client import generate_latest
+
+    policy, owner = start(tmp_path)
+    owner.create_container(container("a", "1Gi", cpu="2"))  # exclusive 1,9: 1000m each
+    owner.create_container(container("b", "1Gi", cpu="500m"))  # the shared pool (14 CPUs): 500 // 14 = 35m each
+    cpus = policy.collector.cpus
+    assert sorted(cpus) == list(range(16))  # every CPU of the machine, the reserved one too
+    assert (cpus[1].allocation, cpus[1].container_count) == (1000, 1)
+    assert (cpus[9].allocation, cpus[9].container_count) == (1000, 1)
+    pool = (0, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15)  # POOL, the reserved CPU 0 in it
+    assert {(cpus[c].allocation, cpus[c].container_count) for c in pool} == {(35, 1)}
+    text = generate_latest(policy.registry).decode()
+    assert 'cpu_allocation{cpu_id="9"} 1000.0' in text and 'cpu_container_count{cpu_id="0"} 1.0' in text
+    owner.stop_container(policy.cache.lookup("a-app"))  # released: the pool grows to 16 CPUs, 500 // 16 = 31m
+    assert {(m.allocation, m.container_count) for m in policy.collector.cpus.values()} == {(31, 1)}
+    assert 'mem_node_usage{node_id="0"}' in generate_latest(policy.registry).decode()  # the memory side stays
+
+
+def test_no_cpu_pinning_no_cpu_allocation(tmp_path) -> None:
+    """Under the CPU manager's none policy kubelet sets no cpuset: every CPU is reported, with nothing on it."""
+    policy, owner = make_policy(str(tmp_path), dict(STATIC), machine=MACHINE)
+    owner.create_container(container("a", "1Gi", cpu="2"))
+    assert {(m.allocation, m.container_count) for m in policy.collector.cpus.values()} == {(0, 0)}
+    assert len(policy.collector.cpus) == 16
