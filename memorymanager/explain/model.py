@@ -17,6 +17,7 @@ from memorymanager.node.whatif_cpu import ConfigTry, CPUFit
 from memorymanager.node.whatif_devices import DeviceFit
 
 SCHEMA_VERSION = 1
+OMIT_NONE = {"omit_none": True}  # a field left out of the JSON document when it is None (see `as_obj`)
 
 
 @dataclass
@@ -27,6 +28,11 @@ class ContainerAsk:
     kind: str  # init | sidecar | app | pod
     requested: dict[str, int]
     note: str = ""  # why it asks nothing, or how the pod total comes about
+    # only when the node models CPUs or devices (a CPU manager other than none, or device resources); else left out
+    cpu: Optional[str] = field(default=None, metadata=OMIT_NONE)  # the cpu request as written ("": none)
+    exclusive_cpus: Optional[int] = field(default=None, metadata=OMIT_NONE)  # guaranteedCPUs (0: the shared pool)
+    cpu_note: Optional[str] = field(default=None, metadata=OMIT_NONE)  # why it gets exclusive CPUs or not
+    devices: Optional[dict[str, int]] = field(default=None, metadata=OMIT_NONE)  # device resource -> count
 
 
 @dataclass
@@ -438,7 +444,8 @@ def as_obj(value: Any) -> Any:
     from dataclasses import fields, is_dataclass
 
     if is_dataclass(value):
-        return {f.name: as_obj(getattr(value, f.name)) for f in fields(value)}
+        return {f.name: as_obj(getattr(value, f.name)) for f in fields(value)
+                if not (f.metadata.get("omit_none") and getattr(value, f.name) is None)}
     if isinstance(value, dict):
         return {str(k): as_obj(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
