@@ -242,6 +242,19 @@ class WhatIf:
     cpu_headroom: list["CPUNodeRow"] = field(default_factory=list)  # admitted: each NUMA node's CPUs after it
     device_headroom: list["DeviceInventory"] = field(default_factory=list)  # admitted: the devices after it
     smaller_devices: list[DeviceFit] = field(default_factory=list)  # per refused device resource: the largest count
+    # only when the node models CPUs or devices (left out of the JSON otherwise):
+    limited_by: Optional[list[str]] = field(default=None, metadata=OMIT_NONE)  # cpu / device resources that refused it
+    provider_fits: Optional[list["ProviderFit"]] = field(default=None, metadata=OMIT_NONE)  # the refused merge's lists
+
+
+@dataclass
+class ProviderFit:
+    """Where one hint provider's resource fits the refused container (or pod) as preferred, after the policy's
+    filter: the masks of its preferred hints (None: no preference, it fits anywhere)."""
+
+    provider: str
+    resource: str
+    masks: Optional[list[list[int]]]
 
 
 @dataclass
