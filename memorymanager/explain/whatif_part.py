@@ -98,10 +98,11 @@ def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: wh
 
 
 def _preferred_masks(hints: Optional[list[dict]]) -> Optional[list[list[int]]]:
-    """The masks of a list's preferred hints (None: no preference)."""
-    if hints is None:
+    """The masks of a list's preferred hints (None: no preference, or a preferred hint for any node)."""
+    preferred = [h.get("numaAffinity") for h in hints or [] if h.get("preferred")]
+    if hints is None or any(mask is None for mask in preferred):  # no preference, or a preferred any-node hint
         return None
-    return [list(h["numaAffinity"]) for h in hints if h.get("preferred")]
+    return [list(mask) for mask in preferred]
 
 
 def _no_preferred_fit(hints: Optional[list[dict]], fails: bool) -> bool:

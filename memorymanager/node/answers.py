@@ -90,7 +90,7 @@ def placements_of(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
             cpuset_cpus=str(node.cpu_manager.get_cpu_affinity(pod.uid, container.name)),
             devices={resource: tuple(sorted(ids)) for resource, ids in devices.items()},
             cpu_numa_nodes=_cpu_numa_nodes(node, cpus),
-            device_numa_nodes={resource: tuple(sorted({n for per in per_device.values() for n in per or ()}))
+            device_numa_nodes={resource: tuple(sorted({n for nodes in per.values() for n in nodes or ()}))
                                for resource, per in devices.items()} if devices else None,
         )
     return placements
