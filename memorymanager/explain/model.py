@@ -263,9 +263,10 @@ class CPUNodeRow:
 
     node: int
     cpus: str  # every CPU of the node
-    free: str  # in the shared pool and not reserved: what exclusive requests can take
+    free: str  # in the shared pool and not reserved
     reserved: str
     exclusive: str  # held exclusively by containers
+    takeable: str = ""  # the free CPUs an exclusive request can be given (full-pcpus-only: whole free cores only)
 
 
 @dataclass

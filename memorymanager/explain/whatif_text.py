@@ -127,8 +127,14 @@ def _headroom_items(rows: list[NodeHeadroom]) -> list[tuple[int, str]]:
 
 def _cpu_headroom_items(w: WhatIf) -> list[tuple[int, str]]:
     """Per NUMA node the CPUs exclusive requests can still take; per device resource the free devices."""
-    items = [(5, f"node {row.node}: {_count(row.free)} CPU(s) free for exclusive requests ({row.free or '-'}); "
-                 f"{_count(row.exclusive)} held exclusively, {_count(row.reserved)} reserved") for row in w.cpu_headroom]
+    items = []
+    for row in w.cpu_headroom:
+        unusable = CPUSet.parse(row.free).difference(CPUSet.parse(row.takeable)) if row.free else CPUSet()
+        tail = (f", {unusable.size()} free but not in a whole free core ({unusable}: full-pcpus-only)"
+                if unusable.size() else "")
+        items.append((5, f"node {row.node}: {_count(row.takeable)} CPU(s) free for exclusive requests "
+                         f"({row.takeable or '-'}); {_count(row.exclusive)} held exclusively, {_count(row.reserved)} "
+                         f"reserved{tail}"))
     for inv in w.device_headroom:
         free = [d for d in inv.devices if d.state == "free"]
         where = ", ".join(f"{d.id}" + (f" on node {fmt_nodes(d.numa_nodes)}" if d.numa_nodes else "") for d in free)

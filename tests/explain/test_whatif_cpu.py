@@ -153,3 +153,51 @@ def test_largest_cpu_request_is_admitted_and_the_next_is_not(held, asked, full_c
     assert fit.cpus < asked and (not full_cores or fit.cpus % 2 == 0)
     assert node.would_admit(_pod("x", str(fit.cpus))).admitted
     assert not node.would_admit(_pod("x", str(fit.refused_above))).admitted
+
+
+def test_full_pcpus_only_headroom_counts_only_whole_free_cores() -> None:
+    """Tutorial 010 after `even` (CPUs 1-2,17-18): CPU 16 is free but its sibling 0 is reserved, so under
+    full-pcpus-only kubelet cannot hand it out; node 0 has 10 CPUs for exclusive requests, not 11."""
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios/tutorial/010-full-pcpus-only.yaml")), 1,
+                         what_if=True)
+    [e] = [s.explanation for s in view.steps if s.explanation is not None]
+    rows = e.what_if.cpu_headroom
+    assert [(r.node, r.free, r.takeable) for r in rows] == [(0, "3-7,16,19-23", "3-7,19-23"),
+                                                          (1, "8-15,24-31", "8-15,24-31")]
+    text = "\n".join(explanation_lines(e))
+    assert ("node 0: 10 CPU(s) free for exclusive requests (3-7,19-23); 4 held exclusively, 1 reserved, 1\n"
+            "         free but not in a whole free core (16: full-pcpus-only)") in text
+
+
+def test_full_pcpus_only_headroom_leaves_out_a_cpu_whose_sibling_is_held(tmp_path) -> None:
+    """Two 1-CPU containers pinned before full-pcpus-only was turned on hold CPUs 16 and 1; after a restart with
+    the option, CPU 17 is free but its sibling 1 is held. The count matches what the CPU manager then admits:
+    every takeable CPU of the machine (28) in one pod is admitted, 30 are refused."""
+    from memorymanager.node.whatif import restarted_with
+
+    config = dict(STATIC, topologyManagerPolicy="none")
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), config)
+    pods = [_pod("one", "1"), _pod("uno", "1")]
+    assert [node.admit(p).placements["app"].cpus for p in pods] == [(16,), (1,)]
+    restarted = restarted_with(node.simulated_node, {"cpuManagerPolicyOptions": {"full-pcpus-only": "true"}},
+                               str(tmp_path))
+    restarted.assume_running([parse_pod(p) for p in pods])
+    e = explain_pod(restarted, parse_pod(_pod("two", "2")), what_if=True)
+    w, text = e.what_if, "\n".join(explanation_lines(e))
+    assert w.admitted
+    assert [(r.free, r.takeable) for r in w.cpu_headroom] == [("3-7,17,19-23", "3-7,19-23"),
+                                                              ("8-15,24-31", "8-15,24-31")]
+    assert "1 free but not in a whole free core (17: full-pcpus-only)" in " ".join(text.split())
+    before = explain_pod(restarted, parse_pod(_pod("none", "0")), what_if=False)  # the node as it is now
+    takeable = sum(_size(r.takeable) for r in before.cpu_nodes)
+    assert takeable == 28  # 2-7,18-23 on node 0, all 16 of node 1
+    for cpus, admitted in ((takeable, True), (takeable + 2, False)):
+        trial = restarted.fork()
+        assert trial.admit(parse_pod(_pod("big", str(cpus)))).admit is admitted, cpus
+
+
+def _size(cpus: str) -> int:
+    """The CPUs of a cpuset string."""
+    from kubeinputs.cpuset import CPUSet
+
+    return CPUSet.parse(cpus).size() if cpus else 0
