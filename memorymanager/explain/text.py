@@ -283,25 +283,33 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
         lines.extend(_cpu_allocation_lines(e, s))
     if e.device_allocation:
         lines.extend(_device_allocation_lines(e, s))
-    if e.cpu_allocation or e.device_allocation:
-        lines.append("   memory:")
+    nested = bool(e.cpu_allocation or e.device_allocation)  # memory is then one of three: under a `memory:` head
+    pad = 5 if nested else 3
+    memory_lines: list[str] = []
     if e.asked.memory_policy != "Static":
-        lines.append(f"   memory manager policy {e.asked.memory_policy}: no memory is assigned and no machine state kept")
+        memory_lines.append(f"{' ' * pad}memory manager policy {e.asked.memory_policy}: no memory is assigned and no "
+                            "machine state kept")
+        lines.extend(["   memory:"] + memory_lines if nested else memory_lines)
         if e.what_if is not None and what_if and (e.cpu_nodes or e.devices):  # the CPUs or devices may decide
             lines.extend(what_if_lines(e.what_if))
         return lines
     for c in alloc.containers:
         if not c.blocks and not c.error and not c.taken:
-            lines.append(f"   {c.name}: nothing to allocate")
+            memory_lines.append(f"{' ' * pad}{c.name}: nothing to allocate")
             continue
         takes = ", ".join(f"{fmt_bytes(t.size)} {t.resource} from node {t.node}" for t in c.taken) or "nothing new"
         reuse = f"; re-uses init-container memory: {fmt_sizes(c.reused)}" if c.reused else ""
         err = f"; refused: {c.error}" if c.error else ""
         err += f"; {c.note}" if c.note else ""
         nodes = fmt_nodes(c.nodes) if c.nodes else "-"
-        lines.extend(clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}", 3))
-    if not alloc.containers:
-        lines.append("   nothing allocated")
+        memory_lines.extend(clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}",
+                                 pad))
+    if nested:
+        lines.append("   memory:" + ("" if alloc.containers else
+                                     " nothing allocated" + ("" if d.admitted else " (the pod was refused)")))
+    elif not alloc.containers:
+        memory_lines.append("   nothing allocated")
+    lines.extend(memory_lines)
     held = []
     kinds = {ask.name: ask.kind for ask in e.asked.containers}
     for name, blocks in alloc.blocks_after.items():
@@ -310,9 +318,9 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
             text = "nothing (a finished init container is released when a later container is created)"
         held.append(f"{name}: {text or 'nothing'}")
     if alloc.containers and d.admitted:
-        lines.extend(clip("after the containers are created, they hold: " + ", ".join(held), 3))
-    lines.append("   machine state:")
-    lines.extend(_state_lines(alloc.before, alloc.after))
+        lines.extend(clip("after the containers are created, they hold: " + ", ".join(held), pad))
+    lines.append(f"{' ' * pad}machine state:")
+    lines.extend("  " + line if nested else line for line in _state_lines(alloc.before, alloc.after))
     if e.what_if is not None and what_if:
         lines.extend(what_if_lines(e.what_if))
     return lines

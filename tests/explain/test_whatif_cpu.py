@@ -201,3 +201,45 @@ def _size(cpus: str) -> int:
     from kubeinputs.cpuset import CPUSet
 
     return CPUSet.parse(cpus).size() if cpus else 0
+
+
+def _tutorial(name: str, step: int):
+    """The explanation of one step of a tutorial scenario, with part 6, and its text with lines joined."""
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios/tutorial" / name)), step, what_if=True)
+    [e] = [s.explanation for s in view.steps if s.explanation is not None]
+    return e, " ".join("\n".join(explanation_lines(e)).split())
+
+
+def test_cross_manager_mismatch_names_where_each_provider_fits() -> None:
+    """Tutorial 009 `web`: CPUs fit only on node 0, memory only on node 1; memory does not limit it, and the
+    policies that admit it put memory and CPUs on different nodes, which each placement says."""
+    e, text = _tutorial("009-cpus-on-one-node-memory-on-the-other.yaml", 2)
+    assert e.what_if.limited_by == []
+    assert "CPUs fit app only on node 0, memory only on node 1: no mask suits every provider as preferred" in text
+    assert "memory is not what keeps it out" not in text
+    assert ("topology manager policy none, scope container: admitted: app's memory on node 1, CPUs 2-3,18-19 on "
+            "node 0") in text
+    # same node for both: the short form
+    assert "removing compute (frees memory 1Gi on node 1; CPUs 8-15,24-31): admitted: app on node 1, CPUs 8-9,24-25" \
+        in text
+    assert ("the largest memory request admitted now (CPUs and devices as asked): app memory 1948Mi: admitted: app "
+            "on node 0, CPUs 2-3,18-19; app memory 1949Mi is refused") in text
+    [none] = [t for t in e.what_if.settings if t.policy == "none"]
+    placement = none.admission.placements["app"]
+    assert (placement.cpuset_mems, placement.cpu_numa_nodes) == ("1", (0,))
+
+
+def test_cpu_refusal_says_memory_is_not_the_limit() -> None:
+    """Tutorial 010 `odd` (SMTAlignmentError): no smaller memory request helps, and the line says the CPUs refused."""
+    e, text = _tutorial("010-full-pcpus-only.yaml", 0)
+    assert e.what_if.limited_by == ["cpu"] and e.what_if.largest is None
+    assert ("a smaller memory request does not help: none is admitted now (3 sizes checked); memory is not the "
+            "limiting resource, the CPUs refused it") in text
+    assert "the largest request of this shape" not in text
+
+
+def test_device_refusal_names_the_device_as_the_limit() -> None:
+    path = ROOT / "fixtures/scenarios/devices/006-unhealthy-width-restricted-rejects.yaml"
+    view = walk_scenario(load_scenario(str(path)), what_if=True)
+    [w] = [s.explanation.what_if for s in view.steps if s.explanation is not None and not s.explanation.decision.admitted]
+    assert w.limited_by == ["nvidia.com/gpu"]
