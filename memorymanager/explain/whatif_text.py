@@ -248,6 +248,10 @@ def _largest_items(w: WhatIf) -> list[tuple[int, str]]:
     if w.limited_by:
         return [(3, f"a smaller memory request does not help: {w.largest_note}; memory is not the limiting resource, "
                     f"{_limiters(w.limited_by)} refused it (see the answers above)")]
+    memory_fits = bool(w.shortfalls) and not _shortfalls_that_matter(w.shortfalls)
+    if memory_fits and w.provider_fits and len(w.provider_fits) > 1:
+        return [(3, f"a smaller memory request does not help: {w.largest_note}; memory is not the limiting resource, "
+                    "the other providers' preferred masks do not meet (above)")]
     return [(3, f"the largest memory request of this shape: {w.largest_note}")] if w.largest_note else []
 
 
