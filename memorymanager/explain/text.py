@@ -302,8 +302,8 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
         err = f"; refused: {c.error}" if c.error else ""
         err += f"; {c.note}" if c.note else ""
         nodes = fmt_nodes(c.nodes) if c.nodes else "-"
-        memory_lines.extend(clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}",
-                                 pad))
+        mems = c.cpuset_mems or "-"
+        memory_lines.extend(clip(f"{c.name}: nodes {nodes}, cpuset.mems {mems}; took {takes}{reuse}{err}", pad))
     if nested:
         lines.append("   memory:" + ("" if alloc.containers else
                                      " nothing allocated" + ("" if d.admitted else " (the pod was refused)")))

@@ -240,8 +240,8 @@ def _largest_items(w: WhatIf) -> list[tuple[int, str]]:
             return [(3, text)]
         return [(3, f"the largest request of this shape: {w.largest_note}")] if w.largest_note else []
     if w.largest is not None:
-        text = (f"the largest memory request admitted now (CPUs and devices as asked): {_requests(w.largest.requests)}: "
-                f"{placed(w.largest.admission)}")
+        text = (f"the largest memory request admitted now (CPUs and devices as asked): "
+                f"{_requests(w.largest.requests)}: {placed(w.largest.admission)}")
         if w.largest.refused_above is not None:
             text += f"; {_requests(w.largest.refused_above)} is refused"
         return [(3, text)]

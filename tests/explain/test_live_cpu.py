@@ -109,6 +109,7 @@ def test_what_if_says_where_each_provider_fits() -> None:
     assert ("topology manager policy best-effort, scope container: admitted: worker's memory on node 1, CPUs\n"
             "       3-4,7 on nodes 0-1, example.com/gpu gpu0 on node 0 (not preferred)") in out
     assert ("the largest memory request admitted now (CPUs and devices as asked): worker memory 924Mi:\n"
-            "       admitted: worker on node 0, CPUs 1,4-5, example.com/gpu gpu0; worker memory 925Mi is refused") in out
+            "       admitted: worker on node 0, CPUs 1,4-5, example.com/gpu gpu0; worker memory 925Mi is "
+            "refused") in out
     assert ("or removing 7d2c1d52-0000-4000-8000-000000000002 (frees memory 4Gi on node 1; CPUs 2,6;\n"
             "       example.com/gpu gpu1): admitted: worker on node 1, CPUs 2-3,6, example.com/gpu gpu1") in out
