@@ -23,6 +23,9 @@ from memorymanager.requests import (
     pod_request_parts,
 )
 
+NON_INTEGRAL_CPU_NOTE = "its CPU request is not an integer; that matters to the CPU manager, not to memory"
+
+
 def _kind(pod: Pod, container: Any) -> str:
     """init, sidecar (restartable init container) or app."""
     if container in pod.init_containers:
@@ -61,7 +64,7 @@ def build_asked(node: SimulatedNode, pod: Pod) -> Asked:
             elif not ask.requested:
                 ask.note = "requests no memory and no hugepages"
             elif _non_integral_cpu(container):
-                ask.note = "its CPU request is not an integer; that matters to the CPU manager, not to memory"
+                ask.note = NON_INTEGRAL_CPU_NOTE
         asked.containers.append(ask)
     if static and scope == POD_SCOPE and qos == GUARANTEED:
         try:
@@ -110,6 +113,8 @@ def _cpu_and_device_asks(node: SimulatedNode, pod: Pod, asked: Asked) -> None:
             ask.devices = container_device_request(dm.state(), container) if dm is not None else {}
         else:
             continue
+        if ask.note == NON_INTEGRAL_CPU_NOTE:
+            ask.note = ""  # the cpu part of the line says it
         ask.cpu = str(quantity) if quantity is not None else ""
         has_cpu = quantity is not None or ask.kind == "pod"
         ask.cpu_note = _cpu_note(static, asked.qos, ask.exclusive_cpus, has_cpu,

@@ -214,3 +214,22 @@ def test_part_5_puts_memory_under_its_heading() -> None:
     _, text = _scenario_text("tutorial/010-full-pcpus-only.yaml", 1)
     assert ("   memory:\n     app: nodes 0, cpuset.mems 0; took 1Gi memory from node 0\n"
             "     after the containers are created, they hold: app: memory 1Gi on 0\n     machine state:\n") in text
+
+
+def test_part_1_in_pod_scope_with_the_static_memory_policy() -> None:
+    """The pod row counts podGuaranteedCPUs (max of the app containers' 2 and the init container's 3); a
+    fractional container says once that it stays in the shared pool."""
+    config = {**STATIC, "topologyManagerScope": "pod", "memoryManagerPolicy": "Static",
+              "kubeReserved": {"memory": "100Mi"}, "reservedMemory": [{"numaNode": 0, "limits": {"memory": "200Mi"}}]}
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), config)
+    node.start()
+    limits = [{"cpu": "3", "memory": "1Gi"}, {"cpu": "2", "memory": "1Gi"}, {"cpu": "500m", "memory": "1Gi"}]
+    pod = {"metadata": {"name": "p", "uid": "uid-p"}, "spec": {
+        "initContainers": [{"name": "i", "resources": {"limits": limits[0]}}],
+        "containers": [{"name": "a", "resources": {"limits": limits[1]}},
+                       {"name": "b", "resources": {"limits": limits[2]}}]}}
+    e = explain_pod(node.simulated_node, parse_pod(pod))
+    text = "\n".join(explanation_lines(e))
+    assert "   b (app): memory 1Gi; cpu 500m, shared pool (not an integer CPU count)\n" in text
+    assert "   pod (pod): memory 2Gi; cpu 3, exclusive (Guaranteed with an integer CPU count) - per resource" in text
+    assert [(a.name, a.exclusive_cpus) for a in e.asked.containers] == [("i", 3), ("a", 2), ("b", 0), ("pod", 3)]
