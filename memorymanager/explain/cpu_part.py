@@ -37,7 +37,8 @@ def static_policy(node: SimulatedNode) -> Optional[StaticPolicy]:
 
 
 def cpu_node_rows(node: SimulatedNode) -> list[CPUNodeRow]:
-    """Per NUMA node with CPUs: its CPUs, the free ones, the reserved ones, the exclusively held ones."""
+    """Per NUMA node with CPUs: its CPUs, the free ones, the reserved ones, the exclusively held ones, and the
+    free ones an exclusive request can be given (`exclusive_takeable`)."""
     policy = static_policy(node)
     if policy is None:
         return []
@@ -45,12 +46,26 @@ def cpu_node_rows(node: SimulatedNode) -> list[CPUNodeRow]:
     details = policy.topology.details()
     reserved = cm.reserved_cpus()
     free = cm.get_default_cpu_set().difference(reserved)
+    takeable = exclusive_takeable(policy, node)
     rows = []
     for numa in details.numa_nodes():
         cpus = details.cpus_in_numa_nodes(numa)
         rows.append(CPUNodeRow(numa, str(cpus), str(free.intersection(cpus)), str(reserved.intersection(cpus)),
-                               str(cpus.difference(cm.get_default_cpu_set()).difference(reserved))))
+                               str(cpus.difference(cm.get_default_cpu_set()).difference(reserved)),
+                               str(takeable.intersection(cpus))))
     return rows
+
+
+def exclusive_takeable(policy: StaticPolicy, node: SimulatedNode) -> CPUSet:
+    """The free CPUs an exclusive request can be given: the shared pool less the reserved CPUs; under
+    full-pcpus-only only whole free cores of the pool less the reserved CPUs' whole cores (GetAvailablePhysicalCPUs,
+    the count enforceSMTAlignment checks), so a CPU whose core sibling is reserved or held is left out."""
+    if not policy.options.full_physical_cpus_only:
+        return node.cpu_manager.get_default_cpu_set().difference(node.cpu_manager.reserved_cpus())
+    available = policy.get_available_physical_cpus(node.cpu_manager.state())
+    details = policy.topology.details()
+    whole = [details.cpus_in_cores(core) for core in policy.topology.details(available).cores()]
+    return CPUSet().union(*[core for core in whole if core.is_subset_of(available)])
 
 
 def _hints_list(hints: object) -> Optional[list[dict]]:

@@ -17,6 +17,7 @@ from memorymanager.node.whatif_cpu import ConfigTry, CPUFit
 from memorymanager.node.whatif_devices import DeviceFit
 
 SCHEMA_VERSION = 1
+OMIT_NONE = {"omit_none": True}  # a field left out of the JSON document when it is None (see `as_obj`)
 
 
 @dataclass
@@ -27,6 +28,11 @@ class ContainerAsk:
     kind: str  # init | sidecar | app | pod
     requested: dict[str, int]
     note: str = ""  # why it asks nothing, or how the pod total comes about
+    # only when the node models CPUs or devices (a CPU manager other than none, or device resources); else left out
+    cpu: Optional[str] = field(default=None, metadata=OMIT_NONE)  # the cpu request as written ("": none)
+    exclusive_cpus: Optional[int] = field(default=None, metadata=OMIT_NONE)  # guaranteedCPUs (0: the shared pool)
+    cpu_note: Optional[str] = field(default=None, metadata=OMIT_NONE)  # why it gets exclusive CPUs or not
+    devices: Optional[dict[str, int]] = field(default=None, metadata=OMIT_NONE)  # device resource -> count
 
 
 @dataclass
@@ -236,6 +242,19 @@ class WhatIf:
     cpu_headroom: list["CPUNodeRow"] = field(default_factory=list)  # admitted: each NUMA node's CPUs after it
     device_headroom: list["DeviceInventory"] = field(default_factory=list)  # admitted: the devices after it
     smaller_devices: list[DeviceFit] = field(default_factory=list)  # per refused device resource: the largest count
+    # only when the node models CPUs or devices (left out of the JSON otherwise):
+    limited_by: Optional[list[str]] = field(default=None, metadata=OMIT_NONE)  # cpu / device resources that refused it
+    provider_fits: Optional[list["ProviderFit"]] = field(default=None, metadata=OMIT_NONE)  # the refused merge's lists
+
+
+@dataclass
+class ProviderFit:
+    """Where one hint provider's resource fits the refused container (or pod) as preferred, after the policy's
+    filter: the masks of its preferred hints (None: no preference, it fits anywhere)."""
+
+    provider: str
+    resource: str
+    masks: Optional[list[list[int]]]
 
 
 @dataclass
@@ -244,9 +263,10 @@ class CPUNodeRow:
 
     node: int
     cpus: str  # every CPU of the node
-    free: str  # in the shared pool and not reserved: what exclusive requests can take
+    free: str  # in the shared pool and not reserved
     reserved: str
     exclusive: str  # held exclusively by containers
+    takeable: str = ""  # the free CPUs an exclusive request can be given (full-pcpus-only: whole free cores only)
 
 
 @dataclass
@@ -438,7 +458,8 @@ def as_obj(value: Any) -> Any:
     from dataclasses import fields, is_dataclass
 
     if is_dataclass(value):
-        return {f.name: as_obj(getattr(value, f.name)) for f in fields(value)}
+        return {f.name: as_obj(getattr(value, f.name)) for f in fields(value)
+                if not (f.metadata.get("omit_none") and getattr(value, f.name) is None)}
     if isinstance(value, dict):
         return {str(k): as_obj(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

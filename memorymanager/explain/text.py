@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from memorymanager.explain.model import Explanation, HintsPart, MergePart, ScenarioView, StepView
+from memorymanager.explain.model import ContainerAsk, Explanation, HintsPart, MergePart, ScenarioView, StepView
 from memorymanager.explain.units import DERIVATION_HEAD, derivation_lines, fmt_bytes, fmt_nodes, fmt_sizes
 from memorymanager.explain.whatif_text import what_if_lines
 from memorymanager.explain.wrap import WIDTH, clip
@@ -89,11 +89,26 @@ def _omitted_text(omitted: dict[str, int]) -> str:
     return ", ".join(f"{n} further hint(s)" if kind == "hint" else f"{n} failing mask(s)" for kind, n in omitted.items())
 
 
+def _cpu_policy(e: Explanation) -> str:
+    """`static (full-pcpus-only=true)`: the CPU manager's policy and its options."""
+    options = ", ".join(f"{k}={v}" for k, v in sorted(e.cpu_options.items()))
+    return e.cpu_policy + (f" ({options})" if options else "")
+
+
+def _cpu_and_devices_asked(ask: ContainerAsk) -> str:
+    """`; cpu 4 (4 exclusive CPUs: ...); nvidia.com/gpu 1` when the node models CPUs or devices, else nothing."""
+    if ask.cpu is None:
+        return ""
+    if ask.exclusive_cpus:
+        cpu = f"; cpu {ask.cpu or ask.exclusive_cpus}, exclusive ({ask.cpu_note})"
+    else:
+        cpu = f"; cpu {ask.cpu or 'none'}, shared pool ({ask.cpu_note})"
+    return cpu + "".join(f"; {resource} {count}" for resource, count in (ask.devices or {}).items())
+
+
 def _cpu_lines(e: Explanation, s: _Style) -> list[str]:
     """Part 2b: the CPUs per NUMA node, then per hint call the masks and their verdicts."""
-    options = ", ".join(f"{k}={v}" for k, v in sorted(e.cpu_options.items()))
-    lines = [s.head("2b. The CPU manager's hints"),
-             f"   CPU manager policy {e.cpu_policy}" + (f" ({options})" if options else "")]
+    lines = [s.head("2b. The CPU manager's hints"), f"   CPU manager policy {_cpu_policy(e)}"]
     for row in e.cpu_nodes:
         lines.extend(clip(f"node {row.node}: CPUs {row.cpus}; free {row.free or '-'}, reserved {row.reserved or '-'}, "
                           f"exclusive {row.exclusive or '-'}", 5))
@@ -220,10 +235,16 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
     a = e.asked
     lines = [s.head("1. What is asked")]
     lines.extend(clip(f"pod {a.pod}: QoS {a.qos} ({a.qos_reason})", 3))
-    lines.append(f"   memory manager {a.memory_policy}, topology manager {a.topology_policy}, scope {a.scope}")
+    managers = f"memory manager {a.memory_policy}, topology manager {a.topology_policy}, scope {a.scope}"
+    models = any(ask.cpu is not None for ask in a.containers)  # the node has a CPU manager or devices
+    if models:
+        lines.extend(clip(f"{managers}; CPU manager {_cpu_policy(e)}", 3))
+    else:
+        lines.append("   " + managers)
     for ask in a.containers:
         note = f" - {ask.note}" if ask.note else ""
-        lines.extend(clip(f"{ask.name} ({ask.kind}): {fmt_sizes(ask.requested)}{note}", 3))
+        memory = fmt_sizes(ask.requested) if ask.requested or ask.cpu is None else "no memory"
+        lines.extend(clip(f"{ask.name} ({ask.kind}): {memory}{_cpu_and_devices_asked(ask)}{note}", 3))
     for part in a.pod_parts:
         peak = f" ({part.peak_container})" if part.peak_container else ""
         lines.append(f"     {part.resource}: max(app {fmt_bytes(part.app)} + sidecars {fmt_bytes(part.sidecars)}, "
@@ -262,25 +283,33 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
         lines.extend(_cpu_allocation_lines(e, s))
     if e.device_allocation:
         lines.extend(_device_allocation_lines(e, s))
-    if e.cpu_allocation or e.device_allocation:
-        lines.append("   memory:")
+    nested = bool(e.cpu_allocation or e.device_allocation)  # memory is then one of three: under a `memory:` head
+    pad = 5 if nested else 3
+    memory_lines: list[str] = []
     if e.asked.memory_policy != "Static":
-        lines.append(f"   memory manager policy {e.asked.memory_policy}: no memory is assigned and no machine state kept")
+        memory_lines.append(f"{' ' * pad}memory manager policy {e.asked.memory_policy}: no memory is assigned and no "
+                            "machine state kept")
+        lines.extend(["   memory:"] + memory_lines if nested else memory_lines)
         if e.what_if is not None and what_if and (e.cpu_nodes or e.devices):  # the CPUs or devices may decide
             lines.extend(what_if_lines(e.what_if))
         return lines
     for c in alloc.containers:
         if not c.blocks and not c.error and not c.taken:
-            lines.append(f"   {c.name}: nothing to allocate")
+            memory_lines.append(f"{' ' * pad}{c.name}: nothing to allocate")
             continue
         takes = ", ".join(f"{fmt_bytes(t.size)} {t.resource} from node {t.node}" for t in c.taken) or "nothing new"
         reuse = f"; re-uses init-container memory: {fmt_sizes(c.reused)}" if c.reused else ""
         err = f"; refused: {c.error}" if c.error else ""
         err += f"; {c.note}" if c.note else ""
         nodes = fmt_nodes(c.nodes) if c.nodes else "-"
-        lines.extend(clip(f"{c.name}: nodes {nodes}, cpuset.mems {c.cpuset_mems or '-'}; took {takes}{reuse}{err}", 3))
-    if not alloc.containers:
-        lines.append("   nothing allocated")
+        mems = c.cpuset_mems or "-"
+        memory_lines.extend(clip(f"{c.name}: nodes {nodes}, cpuset.mems {mems}; took {takes}{reuse}{err}", pad))
+    if nested:
+        lines.append("   memory:" + ("" if alloc.containers else
+                                     " nothing allocated" + ("" if d.admitted else " (the pod was refused)")))
+    elif not alloc.containers:
+        memory_lines.append("   nothing allocated")
+    lines.extend(memory_lines)
     held = []
     kinds = {ask.name: ask.kind for ask in e.asked.containers}
     for name, blocks in alloc.blocks_after.items():
@@ -289,9 +318,9 @@ def explanation_lines(e: Explanation, color: bool = False, what_if: bool = True)
             text = "nothing (a finished init container is released when a later container is created)"
         held.append(f"{name}: {text or 'nothing'}")
     if alloc.containers and d.admitted:
-        lines.extend(clip("after the containers are created, they hold: " + ", ".join(held), 3))
-    lines.append("   machine state:")
-    lines.extend(_state_lines(alloc.before, alloc.after))
+        lines.extend(clip("after the containers are created, they hold: " + ", ".join(held), pad))
+    lines.append(f"{' ' * pad}machine state:")
+    lines.extend("  " + line if nested else line for line in _state_lines(alloc.before, alloc.after))
     if e.what_if is not None and what_if:
         lines.extend(what_if_lines(e.what_if))
     return lines

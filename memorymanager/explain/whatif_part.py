@@ -11,7 +11,7 @@ from kubeinputs.pod import Pod
 from memorymanager.explain.cpu_part import cpu_node_rows
 from memorymanager.explain.device_part import device_inventory
 from memorymanager.explain.model import (CPUHintsPart, CPUShortfall, DeviceHintsPart, DeviceShortfall, Explanation,
-                                         HintsPart, MaskShortfall, WhatIf)
+                                         HintsPart, MaskShortfall, ProviderFit, WhatIf)
 from memorymanager.explain.recorder import HintCall
 from memorymanager.explain.units import fmt_nodes, fmt_sizes
 from memorymanager.node import whatif
@@ -88,8 +88,21 @@ def build_what_if(node: SimulatedNode, trial: SimulatedNode, pod: Pod, extra: wh
         result.checks += checks
         if result.largest is None:
             result.largest_note = f"none is admitted now ({checks} size{'s' if checks != 1 else ''} checked)"
-    _cpu_and_devices(node, pod, extra, explanation, target, result)
+    limited_by = _cpu_and_devices(node, pod, extra, explanation, target, result)
+    if explanation.cpu_policy != "none" or explanation.devices:  # memory-only nodes keep part 6 as it was
+        result.limited_by = limited_by
+        refused = next((m for m in explanation.merges if not m.admit), None)
+        result.provider_fits = [ProviderFit(pl.provider, pl.resource, _preferred_masks(pl.filtered))
+                                for pl in (refused.lists if refused is not None else [])]
     return result
+
+
+def _preferred_masks(hints: Optional[list[dict]]) -> Optional[list[list[int]]]:
+    """The masks of a list's preferred hints (None: no preference, or a preferred hint for any node)."""
+    preferred = [h.get("numaAffinity") for h in hints or [] if h.get("preferred")]
+    if hints is None or any(mask is None for mask in preferred):  # no preference, or a preferred any-node hint
+        return None
+    return [list(mask) for mask in preferred]
 
 
 def _no_preferred_fit(hints: Optional[list[dict]], fails: bool) -> bool:
@@ -119,9 +132,11 @@ def device_shortfalls(part: DeviceHintsPart) -> list[DeviceShortfall]:
 
 
 def _cpu_and_devices(node: SimulatedNode, pod: Pod, extra: whatif.Extra, explanation: Explanation,
-                     target: Optional[str], result: WhatIf) -> None:
+                     target: Optional[str], result: WhatIf) -> list[str]:
     """The CPU and device side of part 6, when CPUs or devices refused the pod: each mask's shortfall, the
-    largest CPU request admitted now, the CPU manager settings that admit it (each checked on a copy)."""
+    largest CPU request admitted now, the CPU manager settings that admit it (each checked on a copy); returns
+    the resources (`cpu`, device resources) that refused it."""
+    limited_by: list[str] = []
     cpu_part = next((h for h in reversed(explanation.cpu_hints) if h.target == target and h.path == "calculated"), None)
     smt = next((a for a in explanation.cpu_allocation if a.error), None)
     cpu_refused = smt is not None or (cpu_part is not None and cpu_part.requested > 0 and cpu_part.masks
@@ -134,16 +149,23 @@ def _cpu_and_devices(node: SimulatedNode, pod: Pod, extra: whatif.Extra, explana
     if smt is not None:
         result.cpu_note = f"the CPU manager's Allocate refused {smt.target}: {smt.note or smt.error}"
     if cpu_refused:
+        limited_by.append("cpu")
         result.smaller_cpus, checks, result.smaller_cpus_note = largest_cpu_request(
             node, pod, cpu_part.target if cpu_part is not None else (smt.target if smt else target), extra)
         result.cpu_settings = cpu_config_changes(node, pod, smt.reason if smt is not None else "", extra)
         result.checks += checks + len(result.cpu_settings)
+    for alloc in explanation.device_allocation:
+        if alloc.error and alloc.resource not in limited_by:
+            limited_by.append(alloc.resource)
     for part in explanation.device_hints:
         if part.target == target and (part.path == "too-few" or (
                 part.path == "calculated" and _no_preferred_fit(part.hints, False))):
             result.device_shortfalls.extend(device_shortfalls(part))
+            if part.resource not in limited_by:
+                limited_by.append(part.resource)
             if part.target != POD_SCOPE and part.requested > 1:
                 fit, checks = largest_device_request(node, pod, part.target, part.resource, extra)
                 result.checks += checks
                 if fit is not None:
                     result.smaller_devices.append(fit)
+    return limited_by

@@ -6,10 +6,10 @@ from typing import Mapping, Optional
 
 from kubeinputs.cpuset import CPUSet
 from kubeinputs.reader import dump_yaml
-from memorymanager.explain.model import MaskShortfall, WhatIf
+from memorymanager.explain.model import MaskShortfall, ProviderFit, WhatIf
 from memorymanager.explain.units import fmt_bytes, fmt_nodes, fmt_sizes
 from memorymanager.explain.wrap import clip
-from memorymanager.node.answers import Admission
+from memorymanager.node.answers import Admission, Placement
 from memorymanager.node.whatif import NodeHeadroom, RemovalFix
 
 
@@ -23,6 +23,10 @@ def placed(admission: Optional[Admission]) -> str:
     for name, p in admission.placements.items():
         if not p.memory and not p.cpus and not p.devices:
             continue
+        split = _split_placement(name, p)
+        if split:
+            parts.append(split + ("" if p.preferred or not p.numa_nodes else " (not preferred)"))
+            continue
         if p.memory:
             text = f"{name} on node{'s' if ('-' in p.cpuset_mems or ',' in p.cpuset_mems) else ''} {p.cpuset_mems}"
         elif p.numa_nodes:
@@ -34,6 +38,34 @@ def placed(admission: Optional[Admission]) -> str:
         text += "".join(f", {r} {', '.join(ids)}" for r, ids in p.devices.items() if ids)
         parts.append(text + ("" if p.preferred or not p.numa_nodes else " (not preferred)"))
     return "admitted" + (": " + "; ".join(parts) if parts else "")
+
+
+def _on(nodes: list[int]) -> str:
+    """`on node 0`, `on nodes 0-1`."""
+    return f"on node{'s' if len(nodes) > 1 else ''} {fmt_nodes(nodes)}"
+
+
+def _split_placement(name: str, p: Placement) -> str:
+    """`app: memory on node 1, CPUs 2-3 on node 0` when the container's memory (else its hint), CPUs and devices
+    are not all on the same NUMA nodes; "" when they are (the placement then reads `app on node 0, CPUs ...`)."""
+    base = CPUSet.parse(p.cpuset_mems).list() if p.memory and p.cpuset_mems else list(p.numa_nodes)
+    where = {"memory": base} if p.memory else {}
+    if p.cpus and p.cpu_numa_nodes is not None:
+        where["cpu"] = list(p.cpu_numa_nodes)
+    for resource, nodes in (p.device_numa_nodes or {}).items():
+        if nodes and p.devices.get(resource):
+            where[resource] = list(nodes)
+    if all(nodes == base for nodes in where.values()):
+        return ""
+    text = []
+    for resource, nodes in where.items():
+        if resource == "memory":
+            text.append(f"memory {_on(nodes)}")
+        elif resource == "cpu":
+            text.append(f"CPUs {p.cpuset_cpus} {_on(nodes)}")
+        else:
+            text.append(f"{resource} {', '.join(p.devices[resource])} {_on(nodes)}")
+    return f"{name}'s " + ", ".join(text)
 
 
 def _by_node(sizes: Mapping[int, Mapping[str, int]]) -> str:
@@ -95,8 +127,14 @@ def _headroom_items(rows: list[NodeHeadroom]) -> list[tuple[int, str]]:
 
 def _cpu_headroom_items(w: WhatIf) -> list[tuple[int, str]]:
     """Per NUMA node the CPUs exclusive requests can still take; per device resource the free devices."""
-    items = [(5, f"node {row.node}: {_count(row.free)} CPU(s) free for exclusive requests ({row.free or '-'}); "
-                 f"{_count(row.exclusive)} held exclusively, {_count(row.reserved)} reserved") for row in w.cpu_headroom]
+    items = []
+    for row in w.cpu_headroom:
+        unusable = CPUSet.parse(row.free).difference(CPUSet.parse(row.takeable)) if row.free else CPUSet()
+        tail = (f", {unusable.size()} free but not in a whole free core ({unusable}: full-pcpus-only)"
+                if unusable.size() else "")
+        items.append((5, f"node {row.node}: {_count(row.takeable)} CPU(s) free for exclusive requests "
+                         f"({row.takeable or '-'}); {_count(row.exclusive)} held exclusively, {_count(row.reserved)} "
+                         f"reserved{tail}"))
     for inv in w.device_headroom:
         free = [d for d in inv.devices if d.state == "free"]
         where = ", ".join(f"{d.id}" + (f" on node {fmt_nodes(d.numa_nodes)}" if d.numa_nodes else "") for d in free)
@@ -167,8 +205,11 @@ def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
     elif w.shortfalls:
         fits = ", ".join(fmt_nodes(r.nodes) for r in w.shortfalls if r.preferred_width and not r.blocked_by
                          and not any(r.lacking.values()))
-        items.append((3, f"memory fits {w.shortfalls[0].target} on {fits} (the preferred width): memory is not "
-                         "what keeps it out"))
+        if w.provider_fits and len(w.provider_fits) > 1:
+            items.append((3, _mismatch(w.shortfalls[0].target, w.provider_fits)))
+        else:
+            items.append((3, f"memory fits {w.shortfalls[0].target} on {fits} (the preferred width): memory is not "
+                             "what keeps it out"))
     if w.shortfall_note:
         items.append((3, w.shortfall_note))
     for i, fix in enumerate(w.removals):
@@ -183,14 +224,62 @@ def what_if_items(w: WhatIf) -> list[tuple[int, str]]:
         tried = ", ".join(f"{t.policy}/{t.scope}" for t in w.settings)
         items.append((3, f"no other topology manager policy or scope admits it (tried {tried})"))
     items.extend(_cpu_fix_items(w))
+    items.extend(_largest_items(w))
+    return items
+
+
+def _largest_items(w: WhatIf) -> list[tuple[int, str]]:
+    """The largest memory request of the same shape admitted now; on a node that models CPUs or devices it says
+    it is memory that was scaled, and when the CPUs or devices refused the pod, that memory does not limit it."""
+    if w.limited_by is None:  # a memory-only node: as it always read
+        if w.largest is not None:
+            text = (f"the largest request of this shape admitted now: {_requests(w.largest.requests)}: "
+                    f"{placed(w.largest.admission)}")
+            if w.largest.refused_above is not None:
+                text += f"; {_requests(w.largest.refused_above)} is refused"
+            return [(3, text)]
+        return [(3, f"the largest request of this shape: {w.largest_note}")] if w.largest_note else []
     if w.largest is not None:
-        text = f"the largest request of this shape admitted now: {_requests(w.largest.requests)}: {placed(w.largest.admission)}"
+        text = (f"the largest memory request admitted now (CPUs and devices as asked): "
+                f"{_requests(w.largest.requests)}: {placed(w.largest.admission)}")
         if w.largest.refused_above is not None:
             text += f"; {_requests(w.largest.refused_above)} is refused"
-        items.append((3, text))
-    elif w.largest_note:
-        items.append((3, f"the largest request of this shape: {w.largest_note}"))
-    return items
+        return [(3, text)]
+    if w.limited_by:
+        return [(3, f"a smaller memory request does not help: {w.largest_note}; memory is not the limiting resource, "
+                    f"{_limiters(w.limited_by)} refused it (see the answers above)")]
+    memory_fits = bool(w.shortfalls) and not _shortfalls_that_matter(w.shortfalls)
+    if memory_fits and w.provider_fits and len(w.provider_fits) > 1:
+        return [(3, f"a smaller memory request does not help: {w.largest_note}; memory is not the limiting resource, "
+                    "the other providers' preferred masks do not meet (above)")]
+    return [(3, f"the largest memory request of this shape: {w.largest_note}")] if w.largest_note else []
+
+
+def _limiters(resources: list[str]) -> str:
+    """`the CPUs`, `nvidia.com/gpu`, `the CPUs and nvidia.com/gpu`."""
+    names = ["the CPUs" if r == "cpu" else r for r in resources]
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _where(masks: Optional[list[list[int]]]) -> str:
+    """`on node 0`, `on nodes 0 or 1`, `anywhere` (no preference), `nowhere`."""
+    if masks is None:
+        return "anywhere"
+    if not masks:
+        return "nowhere as preferred"
+    if len(masks) == 1 and len(masks[0]) == 1:
+        return f"only on node {masks[0][0]}"
+    return "on " + " or ".join(("node " if len(m) == 1 else "nodes ") + fmt_nodes(m) for m in masks)
+
+
+def _mismatch(target: str, fits: list[ProviderFit]) -> str:
+    """`CPUs fit app only on node 0, memory only on node 1: no mask suits every provider`."""
+    parts = []
+    for i, fit in enumerate(fits):
+        name = "CPUs" if fit.resource == "cpu" else fit.resource
+        parts.append(f"{name} fit{'' if name == 'CPUs' else 's'} {target} {_where(fit.masks)}" if i == 0
+                     else f"{name} {_where(fit.masks)}")
+    return ", ".join(parts) + ": no mask suits every provider as preferred"
 
 
 def what_if_lines(w: WhatIf) -> list[str]:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Mapping, Optional
+
+from cpumanager.policy_static import StaticPolicy
 
 from kubeinputs.cpuset import cpuset_string
 from kubeinputs.pod import Pod
 from memorymanager.node.simulated_node import AdmitOutcome, SimulatedNode
+
+
+_OMIT_NONE = {"omit_none": True}
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,11 @@ class Placement:
     cpus: tuple[int, ...] = ()
     cpuset_cpus: str = ""
     devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # where those CPUs and devices are (None while there are none): not compared, not in repr, and left out of
+    # explain's JSON while None (its `omit_none` convention)
+    cpu_numa_nodes: Optional[tuple[int, ...]] = field(default=None, compare=False, metadata=_OMIT_NONE)
+    device_numa_nodes: Optional[Mapping[str, tuple[int, ...]]] = field(default=None, compare=False,
+                                                                      metadata=_OMIT_NONE)
 
     def __repr__(self) -> str:
         """The fields, leaving out the CPU and device fields while they are empty (a node whose CPU manager
@@ -70,6 +80,7 @@ def placements_of(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
         mems = node.memory_manager.get_memory_numa_nodes(pod, container)
         exclusive = node.cpu_manager.get_cpus(pod.uid, container.name)
         devices = node.device_manager.get_devices(pod.uid, container.name) or {}
+        cpus = tuple(exclusive) if exclusive is not None else ()
         placements[container.name] = Placement(
             numa_nodes=tuple(hint.nodes() or ()),
             preferred=hint.preferred,
@@ -78,5 +89,16 @@ def placements_of(node: SimulatedNode, pod: Pod) -> dict[str, Placement]:
             cpus=tuple(exclusive) if exclusive is not None else (),
             cpuset_cpus=str(node.cpu_manager.get_cpu_affinity(pod.uid, container.name)),
             devices={resource: tuple(sorted(ids)) for resource, ids in devices.items()},
+            cpu_numa_nodes=_cpu_numa_nodes(node, cpus),
+            device_numa_nodes={resource: tuple(sorted({n for nodes in per.values() for n in nodes or ()}))
+                               for resource, per in devices.items()} if devices else None,
         )
     return placements
+
+
+def _cpu_numa_nodes(node: SimulatedNode, cpus: tuple[int, ...]) -> Optional[tuple[int, ...]]:
+    """The NUMA nodes of a container's exclusive CPUs (None when it has none)."""
+    policy = node.cpu_manager.policy
+    if not cpus or not isinstance(policy, StaticPolicy):
+        return None
+    return tuple(sorted({policy.topology.cpu_numa_node_id(cpu) for cpu in cpus}))

@@ -169,3 +169,67 @@ def test_cpu_part_agrees_with_the_cpu_manager(requests, options, policy) -> None
         if taken:
             assert sum(len(CPUSet.parse(s.cpus).list()) for s in taken[0].steps) == cpus * 2
         node.admit(_pod(f"p{i}", str(cpus * 2)))
+
+
+def _scenario_text(path: str, step: int):
+    """One step's explanation of a bundled scenario and its text."""
+    from memorymanager.explain.walk import walk_scenario
+    from memorymanager.runner.scenario import load_scenario
+
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios" / path)), step)
+    [e] = [s.explanation for s in view.steps if s.explanation is not None]
+    return e, "\n".join(explanation_lines(e))
+
+
+def test_part_1_names_the_cpu_manager_and_each_cpu_and_device_request() -> None:
+    e, text = _scenario_text("tutorial/011-gpu-cpus-and-memory-on-one-node.yaml", 0)
+    assert ("   memory manager Static, topology manager single-numa-node, scope container; CPU manager static\n"
+            "   app (app): memory 4Gi; cpu 2, exclusive (Guaranteed with an integer CPU count); nvidia.com/gpu 1\n"
+            "2. The memory manager's hints") in text
+    [ask] = e.asked.containers
+    assert (ask.cpu, ask.exclusive_cpus, ask.devices) == ("2", 2, {"nvidia.com/gpu": 1})
+    _, text = _scenario_text("tutorial/010-full-pcpus-only.yaml", 0)
+    assert "scope container; CPU manager static\n       (full-pcpus-only=true)\n" in text
+    # a fractional request of a Guaranteed pod stays in the shared pool, and part 1 says why
+    e, text = _scenario_text("cpu/021-fractional-guaranteed-is-shared.yaml", 0)
+    assert "c1 (app): no memory; cpu 1500m, shared pool (not an integer CPU count)" in text
+    assert e.asked.containers[0].exclusive_cpus == 0
+
+
+def test_part_1_of_a_memory_only_node_is_as_before() -> None:
+    e, text = _scenario_text("tutorial/001-single-node-fit.yaml", 0)
+    part_1 = text.split("2. The memory")[0]
+    assert part_1.endswith("   memory manager Static, topology manager single-numa-node, scope container\n"
+                           "   app (app): memory 2Gi\n")
+    assert all(a.cpu is None and a.devices is None for a in e.asked.containers)
+
+
+def test_part_5_puts_memory_under_its_heading() -> None:
+    """An SMTAlignmentError: the memory heading says nothing was allocated, the machine state sits under it."""
+    _, text = _scenario_text("tutorial/010-full-pcpus-only.yaml", 0)
+    assert ("   memory: nothing allocated (the pod was refused)\n"
+            "     machine state:\n"
+            "       node resource ") in text
+    assert "\n   nothing allocated" not in text
+    _, text = _scenario_text("tutorial/010-full-pcpus-only.yaml", 1)
+    assert ("   memory:\n     app: nodes 0, cpuset.mems 0; took 1Gi memory from node 0\n"
+            "     after the containers are created, they hold: app: memory 1Gi on 0\n     machine state:\n") in text
+
+
+def test_part_1_in_pod_scope_with_the_static_memory_policy() -> None:
+    """The pod row counts podGuaranteedCPUs (max of the app containers' 2 and the init container's 3); a
+    fractional container says once that it stays in the shared pool."""
+    config = {**STATIC, "topologyManagerScope": "pod", "memoryManagerPolicy": "Static",
+              "kubeReserved": {"memory": "100Mi"}, "reservedMemory": [{"numaNode": 0, "limits": {"memory": "200Mi"}}]}
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), config)
+    node.start()
+    limits = [{"cpu": "3", "memory": "1Gi"}, {"cpu": "2", "memory": "1Gi"}, {"cpu": "500m", "memory": "1Gi"}]
+    pod = {"metadata": {"name": "p", "uid": "uid-p"}, "spec": {
+        "initContainers": [{"name": "i", "resources": {"limits": limits[0]}}],
+        "containers": [{"name": "a", "resources": {"limits": limits[1]}},
+                       {"name": "b", "resources": {"limits": limits[2]}}]}}
+    e = explain_pod(node.simulated_node, parse_pod(pod))
+    text = "\n".join(explanation_lines(e))
+    assert "   b (app): memory 1Gi; cpu 500m, shared pool (not an integer CPU count)\n" in text
+    assert "   pod (pod): memory 2Gi; cpu 3, exclusive (Guaranteed with an integer CPU count) - per resource" in text
+    assert [(a.name, a.exclusive_cpus) for a in e.asked.containers] == [("i", 3), ("a", 2), ("b", 0), ("pod", 3)]

@@ -121,12 +121,43 @@ def test_what_if_document_has_the_documented_keys() -> None:
                          what_if=True)
     docs = [json.loads(json.dumps(scenario_document(view, i)))["steps"][0]["explanation"] for i in (1, 2)]
     admitted, refused = docs[0]["what_if"], docs[1]["what_if"]
-    assert list(refused) == tables["WhatIf"] and list(admitted["headroom"][0]) == tables["NodeHeadroom"]
+    # a memory-only node: the fields about CPUs and devices are left out
+    assert list(refused) == _without_omitted(tables["WhatIf"], model.WhatIf)
+    assert list(admitted["headroom"][0]) == tables["NodeHeadroom"]
     assert list(refused["shortfalls"][0]) == tables["MaskShortfall"]
     assert list(refused["removals"][0]) == tables["RemovalFix"]
     assert list(refused["removals"][0]["admission"]) == tables["Admission"]
-    assert list(refused["removals"][0]["admission"]["placements"]["app"]) == tables["Placement"]
+    assert list(refused["removals"][0]["admission"]["placements"]["app"]) == _without_omitted(tables["Placement"],
+                                                                                               api.Placement)
     assert list(refused["settings"][0]) == tables["SettingTry"]
     assert list(refused["largest"]) == tables["LargestFit"]
     assert json.loads(json.dumps(scenario_document(walk("tutorial/001-single-node-fit.yaml"))))["steps"][0][
         "explanation"]["what_if"] is None  # only when asked for
+
+
+def _without_omitted(names: list[str], cls: type) -> list[str]:
+    """The documented fields of `cls` without those left out of the JSON while None (`omit_none`)."""
+    omitted = {f.name for f in fields(cls) if f.metadata.get("omit_none")}
+    assert omitted, cls.__name__  # the test below needs a class that has such fields
+    return [n for n in names if n not in omitted]
+
+
+def test_cpu_and_device_fields_are_written_when_the_node_models_them() -> None:
+    """On a node with a CPU manager and devices, part 1 and part 6 write the fields memory-only nodes leave out."""
+    from memorymanager.explain.walk import walk_scenario
+    from memorymanager.runner.scenario import load_scenario
+
+    tables = documented_tables()
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios/tutorial/009-cpus-on-one-node-memory-on-the-other"
+                                                   ".yaml")), what_if=True)
+    e = json.loads(json.dumps(scenario_document(view, 2)))["steps"][0]["explanation"]
+    assert list(e["asked"]["containers"][0]) == tables["ContainerAsk"]
+    assert e["asked"]["containers"][0]["exclusive_cpus"] == 4 and e["asked"]["containers"][0]["cpu"] == "4"
+    assert list(e["what_if"]) == tables["WhatIf"]
+    assert e["what_if"]["limited_by"] == []
+    assert e["what_if"]["provider_fits"] == [
+        {"provider": "CPU manager", "resource": "cpu", "masks": [[0]]},
+        {"provider": "memory manager", "resource": "memory", "masks": [[1]]}]
+    placement = e["what_if"]["settings"][0]["admission"]["placements"]["app"]
+    assert list(placement) == [n for n in tables["Placement"] if n != "device_numa_nodes"]  # no devices here
+    assert placement["cpu_numa_nodes"] == [0] and placement["cpuset_mems"] == "1"

@@ -100,11 +100,16 @@ def test_devices_not_accounting_for_the_checkpoint_are_refused(tmp_path: Path) -
     assert code == 2 and "--devices" in err
 
 
-def test_what_if_says_memory_is_not_what_keeps_it_out() -> None:
+def test_what_if_says_where_each_provider_fits() -> None:
     code, out, err = run("explain", "--node", str(NODE), POD, "--devices", DEVICES, "--what-if")
     assert code == 0, err
-    assert "memory fits worker on 1 (the preferred width): memory is not what keeps it out" in out
-    assert ("topology manager policy best-effort, scope container: admitted: worker on node 1, CPUs 3-4,7,\n"
-            "       example.com/gpu gpu0 (not preferred)") in out
+    # where each provider fits, and, when the placement splits them, where each resource went
+    assert ("example.com/gpu fits worker only on node 0, CPUs only on node 0, memory only on node 1: no mask\n"
+            "       suits every provider as preferred") in out
+    assert ("topology manager policy best-effort, scope container: admitted: worker's memory on node 1, CPUs\n"
+            "       3-4,7 on nodes 0-1, example.com/gpu gpu0 on node 0 (not preferred)") in out
+    assert ("the largest memory request admitted now (CPUs and devices as asked): worker memory 924Mi:\n"
+            "       admitted: worker on node 0, CPUs 1,4-5, example.com/gpu gpu0; worker memory 925Mi is "
+            "refused") in out
     assert ("or removing 7d2c1d52-0000-4000-8000-000000000002 (frees memory 4Gi on node 1; CPUs 2,6;\n"
             "       example.com/gpu gpu1): admitted: worker on node 1, CPUs 2-3,6, example.com/gpu gpu1") in out

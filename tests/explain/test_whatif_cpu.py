@@ -153,3 +153,93 @@ def test_largest_cpu_request_is_admitted_and_the_next_is_not(held, asked, full_c
     assert fit.cpus < asked and (not full_cores or fit.cpus % 2 == 0)
     assert node.would_admit(_pod("x", str(fit.cpus))).admitted
     assert not node.would_admit(_pod("x", str(fit.refused_above))).admitted
+
+
+def test_full_pcpus_only_headroom_counts_only_whole_free_cores() -> None:
+    """Tutorial 010 after `even` (CPUs 1-2,17-18): CPU 16 is free but its sibling 0 is reserved, so under
+    full-pcpus-only kubelet cannot hand it out; node 0 has 10 CPUs for exclusive requests, not 11."""
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios/tutorial/010-full-pcpus-only.yaml")), 1,
+                         what_if=True)
+    [e] = [s.explanation for s in view.steps if s.explanation is not None]
+    rows = e.what_if.cpu_headroom
+    assert [(r.node, r.free, r.takeable) for r in rows] == [(0, "3-7,16,19-23", "3-7,19-23"),
+                                                          (1, "8-15,24-31", "8-15,24-31")]
+    text = "\n".join(explanation_lines(e))
+    assert ("node 0: 10 CPU(s) free for exclusive requests (3-7,19-23); 4 held exclusively, 1 reserved, 1\n"
+            "         free but not in a whole free core (16: full-pcpus-only)") in text
+
+
+def test_full_pcpus_only_headroom_leaves_out_a_cpu_whose_sibling_is_held(tmp_path) -> None:
+    """Two 1-CPU containers pinned before full-pcpus-only was turned on hold CPUs 16 and 1; after a restart with
+    the option, CPU 17 is free but its sibling 1 is held. The count matches what the CPU manager then admits:
+    every takeable CPU of the machine (28) in one pod is admitted, 30 are refused."""
+    from memorymanager.node.whatif import restarted_with
+
+    config = dict(STATIC, topologyManagerPolicy="none")
+    node = memorymanager.Node(str(MACHINES / "cpu-2s-ht.json"), config)
+    pods = [_pod("one", "1"), _pod("uno", "1")]
+    assert [node.admit(p).placements["app"].cpus for p in pods] == [(16,), (1,)]
+    restarted = restarted_with(node.simulated_node, {"cpuManagerPolicyOptions": {"full-pcpus-only": "true"}},
+                               str(tmp_path))
+    restarted.assume_running([parse_pod(p) for p in pods])
+    e = explain_pod(restarted, parse_pod(_pod("two", "2")), what_if=True)
+    w, text = e.what_if, "\n".join(explanation_lines(e))
+    assert w.admitted
+    assert [(r.free, r.takeable) for r in w.cpu_headroom] == [("3-7,17,19-23", "3-7,19-23"),
+                                                              ("8-15,24-31", "8-15,24-31")]
+    assert "1 free but not in a whole free core (17: full-pcpus-only)" in " ".join(text.split())
+    before = explain_pod(restarted, parse_pod(_pod("none", "0")), what_if=False)  # the node as it is now
+    takeable = sum(_size(r.takeable) for r in before.cpu_nodes)
+    assert takeable == 28  # 2-7,18-23 on node 0, all 16 of node 1
+    for cpus, admitted in ((takeable, True), (takeable + 2, False)):
+        trial = restarted.fork()
+        assert trial.admit(parse_pod(_pod("big", str(cpus)))).admit is admitted, cpus
+
+
+def _size(cpus: str) -> int:
+    """The CPUs of a cpuset string."""
+    from kubeinputs.cpuset import CPUSet
+
+    return CPUSet.parse(cpus).size() if cpus else 0
+
+
+def _tutorial(name: str, step: int):
+    """The explanation of one step of a tutorial scenario, with part 6, and its text with lines joined."""
+    view = walk_scenario(load_scenario(str(ROOT / "fixtures/scenarios/tutorial" / name)), step, what_if=True)
+    [e] = [s.explanation for s in view.steps if s.explanation is not None]
+    return e, " ".join("\n".join(explanation_lines(e)).split())
+
+
+def test_cross_manager_mismatch_names_where_each_provider_fits() -> None:
+    """Tutorial 009 `web`: CPUs fit only on node 0, memory only on node 1; memory does not limit it, and the
+    policies that admit it put memory and CPUs on different nodes, which each placement says."""
+    e, text = _tutorial("009-cpus-on-one-node-memory-on-the-other.yaml", 2)
+    assert e.what_if.limited_by == []
+    assert "CPUs fit app only on node 0, memory only on node 1: no mask suits every provider as preferred" in text
+    assert "memory is not what keeps it out" not in text
+    assert ("topology manager policy none, scope container: admitted: app's memory on node 1, CPUs 2-3,18-19 on "
+            "node 0") in text
+    # same node for both: the short form
+    assert "removing compute (frees memory 1Gi on node 1; CPUs 8-15,24-31): admitted: app on node 1, CPUs 8-9,24-25" \
+        in text
+    assert ("the largest memory request admitted now (CPUs and devices as asked): app memory 1948Mi: admitted: app "
+            "on node 0, CPUs 2-3,18-19; app memory 1949Mi is refused") in text
+    [none] = [t for t in e.what_if.settings if t.policy == "none"]
+    placement = none.admission.placements["app"]
+    assert (placement.cpuset_mems, placement.cpu_numa_nodes) == ("1", (0,))
+
+
+def test_cpu_refusal_says_memory_is_not_the_limit() -> None:
+    """Tutorial 010 `odd` (SMTAlignmentError): no smaller memory request helps, and the line says the CPUs refused."""
+    e, text = _tutorial("010-full-pcpus-only.yaml", 0)
+    assert e.what_if.limited_by == ["cpu"] and e.what_if.largest is None
+    assert ("a smaller memory request does not help: none is admitted now (3 sizes checked); memory is not the "
+            "limiting resource, the CPUs refused it") in text
+    assert "the largest request of this shape" not in text
+
+
+def test_device_refusal_names_the_device_as_the_limit() -> None:
+    path = ROOT / "fixtures/scenarios/devices/006-unhealthy-width-restricted-rejects.yaml"
+    view = walk_scenario(load_scenario(str(path)), what_if=True)
+    [w] = [s.explanation.what_if for s in view.steps if s.explanation is not None and not s.explanation.decision.admitted]
+    assert w.limited_by == ["nvidia.com/gpu"]
