@@ -165,52 +165,35 @@ def generate_device_topology_hints(plugins: PluginDevices, machine_nodes: Sequen
     return listed_device_hints(plugins, machine_nodes, resource, available, reusable, request)
 
 
+def resource_hints(state: DeviceState, machine_nodes: Sequence[int], resource: str, requested: int,
+                   allocated: Optional[set[str]], reusable: set[str]) -> Optional[DeviceHints]:
+    """One resource's hints, the rule both hint calls share: None (no preference) for a resource whose
+    plugin reports no topology; hints for the devices already held when they are as many as asked, else
+    none; none when fewer devices are free (or re-usable) than asked; else the masks over the free ones."""
+    if not state.plugins.has_topology_alignment(resource):
+        return None
+    if allocated:
+        if len(allocated) != requested:
+            return []
+        return generate_device_topology_hints(state.plugins, machine_nodes, resource, allocated, set(), requested)
+    available = state.available(resource)
+    if len(available | reusable) < requested:
+        return []
+    return generate_device_topology_hints(state.plugins, machine_nodes, resource, available, reusable, requested)
+
+
 def get_topology_hints(state: DeviceState, machine_nodes: Sequence[int], pod: Pod, container: Container) -> ProviderHints:
     """GetTopologyHints (after UpdateAllocatedDevices, which the caller runs): {resource: hints}, resources
     sorted by name (Go's map order is random)."""
-    hints: dict[str, Optional[DeviceHints]] = {}
-    for resource, requested in sorted(container_device_request(state, container).items()):
-        if not state.plugins.has_topology_alignment(resource):
-            hints[resource] = None
-            continue
-        allocated = state.pod_devices.container_devices(pod.uid, container.name, resource)
-        if allocated:
-            if len(allocated) != requested:
-                hints[resource] = []
-                continue
-            hints[resource] = generate_device_topology_hints(state.plugins, machine_nodes, resource, allocated,
-                                                             set(), requested)
-            continue
-        available = state.available(resource)
-        reusable = state.reusable(pod.uid, resource)
-        if len(available | reusable) < requested:
-            hints[resource] = []
-            continue
-        hints[resource] = generate_device_topology_hints(state.plugins, machine_nodes, resource, available, reusable,
-                                                         requested)
-    return hints
+    return {resource: resource_hints(state, machine_nodes, resource, requested,
+                                     state.pod_devices.container_devices(pod.uid, container.name, resource),
+                                     state.reusable(pod.uid, resource))
+            for resource, requested in sorted(container_device_request(state, container).items())}
 
 
 def get_pod_topology_hints(state: DeviceState, machine_nodes: Sequence[int], pod: Pod) -> ProviderHints:
     """GetPodTopologyHints (after UpdateAllocatedDevices): the same per resource for the pod's total request,
     with the devices the whole pod holds and without re-usable devices."""
-    hints: dict[str, Optional[DeviceHints]] = {}
-    for resource, requested in sorted(pod_device_request(state, pod).items()):
-        if not state.plugins.has_topology_alignment(resource):
-            hints[resource] = None
-            continue
-        allocated = state.pod_devices.pod_devices(pod.uid, resource)
-        if allocated:
-            if len(allocated) != requested:
-                hints[resource] = []
-                continue
-            hints[resource] = generate_device_topology_hints(state.plugins, machine_nodes, resource, allocated,
-                                                             set(), requested)
-            continue
-        available = state.available(resource)
-        if len(available) < requested:
-            hints[resource] = []
-            continue
-        hints[resource] = generate_device_topology_hints(state.plugins, machine_nodes, resource, available, set(),
-                                                         requested)
-    return hints
+    return {resource: resource_hints(state, machine_nodes, resource, requested,
+                                     state.pod_devices.pod_devices(pod.uid, resource), set())
+            for resource, requested in sorted(pod_device_request(state, pod).items())}
